@@ -1,0 +1,486 @@
+/**
+ * Sun event times (rise, set, transit, twilights) for a place and a local mean solar day.
+ *
+ * The Sun's geocentric apparent position does not depend on the observer and changes slowly, so
+ * it is computed with astronomy-engine once per UTC midnight, kept in a shared cache, and
+ * interpolated. The observer enters only through the hour angle and the latitude, so each event
+ * is then found on a cheap closed-form altitude: an analytic hour-angle first guess, refined by
+ * Newton steps inside a bracket where the altitude is monotonic. A request costs a few dozen
+ * trigonometric evaluations instead of astronomy-engine searches.
+ */
+import {
+  Body,
+  EquatorFromVector,
+  GeoVector,
+  KM_PER_AU,
+  MakeTime,
+  RotateVector,
+  Rotation_EQJ_EQD,
+  SiderealTime
+} from 'astronomy-engine'
+
+/** UNIX time in whole seconds. */
+export type UnixSeconds = number
+
+/** The nine events of one local mean day; `null` where the event does not happen in that day. */
+export interface SunEvents {
+  sunrise: UnixSeconds | null
+  sunset: UnixSeconds | null
+  transit: UnixSeconds | null
+  civil_twilight_begin: UnixSeconds | null
+  civil_twilight_end: UnixSeconds | null
+  nautical_twilight_begin: UnixSeconds | null
+  nautical_twilight_end: UnixSeconds | null
+  astronomical_twilight_begin: UnixSeconds | null
+  astronomical_twilight_end: UnixSeconds | null
+}
+
+/** A local mean solar day, `[start, end)` in UNIX seconds (fractional where the longitude is). */
+export interface LocalMeanDay {
+  start: number
+  end: number
+}
+
+export const SECONDS_PER_DAY = 86_400
+/** Local mean time runs ahead of UTC by 4 minutes per degree of east longitude. */
+const SECONDS_PER_DEGREE_OF_LONGITUDE = SECONDS_PER_DAY / 360
+/**
+ * `longitude * 240` is meant to be exact for longitudes like 0.1 or 7.5 but floating point can
+ * leave it a hair off a whole second, which would move an exact-midnight timestamp into the
+ * previous day. A real offset is never this close to a whole second without being one.
+ */
+const WHOLE_SECOND_SNAP = 1e-6
+
+/** Altitudes of the Sun's centre (degrees) that define the events, as the contract fixes them. */
+export const SUN_ALTITUDE_DEG = {
+  /** Upper limb on a sea-level horizon: 16′ semidiameter plus 34′ standard refraction. */
+  sunriseSunset: -50 / 60,
+  civil: -6,
+  nautical: -12,
+  astronomical: -18
+} as const
+
+const TWO_PI = 2 * Math.PI
+const RADIANS_PER_DEGREE = Math.PI / 180
+const RADIANS_PER_SIDEREAL_HOUR = Math.PI / 12
+/** Hour angle of the mean Sun, radians per second of UT. */
+const MEAN_SOLAR_RATE = TWO_PI / SECONDS_PER_DAY
+/** astronomy-engine counts time in days from 2000-01-01T12:00:00Z. */
+const UNIX_AT_J2000 = 946_728_000
+const EARTH_EQUATORIAL_RADIUS_KM = 6378.1366
+
+/**
+ * The solar ephemeris is cached per block of this many consecutive UTC days: small, so that a
+ * request for a day nobody asked about yet costs about 0.2 ms of astronomy-engine, not more.
+ */
+const DAYS_PER_BLOCK = 8
+/** 16384 blocks ≈ 359 years of days, about 5 MB: far more than real traffic needs. */
+const MAX_CACHED_BLOCKS = 16_384
+/** Values stored per UTC midnight, at these offsets. */
+const DECLINATION = 0
+const EOT = 1
+const PARALLAX = 2
+const VALUES_PER_NODE = 3
+/** Daily nodes used around a request: one day before its first UTC day, four after. */
+const NODES_PER_WINDOW = 6
+const NODES_BEFORE_FIRST_DAY = 1
+
+/** Newton stops once a step is below this (seconds); the answer is rounded to whole seconds. */
+const TIME_TOLERANCE_SECONDS = 1e-3
+/** Bisection halves a 12-hour bracket below the tolerance in about 26 steps: ample margin. */
+const MAX_ROOT_ITERATIONS = 60
+/**
+ * The hour-angle rate varies by about 4e-4 relative over a day, so from a guess within 20 minutes
+ * the second step is already within a millisecond.
+ */
+const HOUR_ANGLE_ITERATIONS = 2
+
+/** Wraps an angle into [-π, π]. */
+function wrapToPi (angle: number): number {
+  return angle - TWO_PI * Math.round(angle / TWO_PI)
+}
+
+/**
+ * The local mean solar day at `longitude` (degrees east) that contains `timestamp`. A timestamp
+ * exactly at local mean midnight belongs to the day that starts there. Longitudes +180 and −180
+ * give the same day, as they must: they are the same meridian.
+ */
+export function localMeanDay (timestamp: number, longitude: number): LocalMeanDay {
+  let offset = longitude * SECONDS_PER_DEGREE_OF_LONGITUDE
+  const wholeOffset = Math.round(offset)
+  if (Math.abs(offset - wholeOffset) < WHOLE_SECOND_SNAP) offset = wholeOffset
+  const start = Math.floor((timestamp + offset) / SECONDS_PER_DAY) * SECONDS_PER_DAY - offset
+  return { start, end: start + SECONDS_PER_DAY }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared solar ephemeris: one node per UTC midnight, computed once per block of days.
+
+/**
+ * The Sun's geocentric apparent position at 0h UT of UTC day `dayNumber` (days since 1970),
+ * reduced to three smooth quantities: the declination, the equation-of-time angle (how far the
+ * true Sun's Greenwich hour angle is ahead of the mean Sun's, which makes the hour angle at any
+ * instant `2π·UT/day + π + E`), and the horizontal parallax.
+ */
+function computeNode (dayNumber: number, into: Float64Array, at: number): void {
+  const time = MakeTime((dayNumber * SECONDS_PER_DAY - UNIX_AT_J2000) / SECONDS_PER_DAY)
+  const ofDate = EquatorFromVector(RotateVector(Rotation_EQJ_EQD(time), GeoVector(Body.Sun, time, true)))
+  const greenwichHourAngle = (SiderealTime(time) - ofDate.ra) * RADIANS_PER_SIDEREAL_HOUR
+  into[at + DECLINATION] = ofDate.dec * RADIANS_PER_DEGREE
+  into[at + EOT] = wrapToPi(greenwichHourAngle - Math.PI)
+  into[at + PARALLAX] = Math.asin(EARTH_EQUATORIAL_RADIUS_KM / (ofDate.dist * KM_PER_AU))
+}
+
+const ephemerisBlocks = new Map<number, Float64Array>()
+
+function ephemerisBlock (blockNumber: number): Float64Array {
+  let block = ephemerisBlocks.get(blockNumber)
+  if (block === undefined) {
+    block = new Float64Array(DAYS_PER_BLOCK * VALUES_PER_NODE)
+    const firstDay = blockNumber * DAYS_PER_BLOCK
+    for (let day = 0; day < DAYS_PER_BLOCK; day++) computeNode(firstDay + day, block, day * VALUES_PER_NODE)
+    if (ephemerisBlocks.size >= MAX_CACHED_BLOCKS) {
+      // Oldest first: a Map iterates in insertion order.
+      const oldest = ephemerisBlocks.keys().next().value
+      if (oldest !== undefined) ephemerisBlocks.delete(oldest)
+    }
+    ephemerisBlocks.set(blockNumber, block)
+  }
+  return block
+}
+
+/** Copies the nodes of `count` consecutive UTC days from `firstDay` into `into`, node by node. */
+function readNodes (firstDay: number, count: number, into: Float64Array): void {
+  for (let i = 0; i < count; i++) {
+    const day = firstDay + i
+    const blockNumber = Math.floor(day / DAYS_PER_BLOCK)
+    const block = ephemerisBlock(blockNumber)
+    const from = (day - blockNumber * DAYS_PER_BLOCK) * VALUES_PER_NODE
+    for (let value = 0; value < VALUES_PER_NODE; value++) {
+      into[i * VALUES_PER_NODE + value] = block[from + value] as number
+    }
+  }
+}
+
+/** Scratch for the nodes around one request; requests run one at a time on the event loop. */
+const windowNodes = new Float64Array(NODES_PER_WINDOW * VALUES_PER_NODE)
+
+/** Forget the cached ephemeris (for tests that measure the cold path). */
+export function clearSolarEphemerisCache (): void {
+  ephemerisBlocks.clear()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Sun seen from one place over a few days.
+
+/**
+ * A degree-5 polynomial through six values at u = −1, 0, 1, 2, 3, 4 (Newton forward form). Over
+ * a few days the Sun's declination and equation of time have no visible fifth derivative, so the
+ * interpolation error is far below a milli-arcsecond.
+ */
+class SexticThroughDailyNodes {
+  private readonly c0: number
+  private readonly c1: number
+  private readonly c2: number
+  private readonly c3: number
+  private readonly c4: number
+  private readonly c5: number
+  value = 0
+  slope = 0
+
+  constructor (y0: number, y1: number, y2: number, y3: number, y4: number, y5: number) {
+    const d1a = y1 - y0; const d1b = y2 - y1; const d1c = y3 - y2; const d1d = y4 - y3; const d1e = y5 - y4
+    const d2a = d1b - d1a; const d2b = d1c - d1b; const d2c = d1d - d1c; const d2d = d1e - d1d
+    const d3a = d2b - d2a; const d3b = d2c - d2b; const d3c = d2d - d2c
+    const d4a = d3b - d3a; const d4b = d3c - d3b
+    const d5 = d4b - d4a
+    this.c0 = y0
+    this.c1 = d1a
+    this.c2 = d2a / 2
+    this.c3 = d3a / 6
+    this.c4 = d4a / 24
+    this.c5 = d5 / 120
+  }
+
+  /** Sets `value` and `slope` (per unit of u) at u. */
+  evaluate (u: number): void {
+    let value = this.c5
+    let slope = 0
+    slope = slope * (u - 3) + value; value = value * (u - 3) + this.c4
+    slope = slope * (u - 2) + value; value = value * (u - 2) + this.c3
+    slope = slope * (u - 1) + value; value = value * (u - 1) + this.c2
+    slope = slope * u + value; value = value * u + this.c1
+    slope = slope * (u + 1) + value; value = value * (u + 1) + this.c0
+    this.value = value
+    this.slope = slope
+  }
+}
+
+/**
+ * The Sun's altitude as seen from one place, as a function of time `x` in seconds after `origin`
+ * (0h UT of the first UTC day of the local day). Works on the sine of the geocentric altitude,
+ * which is monotonic in the altitude and needs no inverse trigonometry per evaluation.
+ */
+class SunOverPlace {
+  readonly origin: number
+  private readonly sinLatitude: number
+  private readonly cosLatitude: number
+  private readonly longitude: number
+  private readonly declination: SexticThroughDailyNodes
+  private readonly equationOfTime: SexticThroughDailyNodes
+  readonly parallax: number
+
+  /** Results of the last `evaluate`. */
+  hourAngle = 0
+  hourAngleRate = 0
+  declinationValue = 0
+  declinationRate = 0
+  altitudeSine = 0
+  altitudeSineRate = 0
+
+  constructor (firstUtcDay: number, latitudeDeg: number, longitudeDeg: number) {
+    const nodes = windowNodes
+    readNodes(firstUtcDay - NODES_BEFORE_FIRST_DAY, NODES_PER_WINDOW, nodes)
+    // Equation-of-time angles are wrapped per node; unwrap them against the first one.
+    const eot0 = nodes[EOT] as number
+    this.origin = firstUtcDay * SECONDS_PER_DAY
+    this.declination = new SexticThroughDailyNodes(
+      nodes[DECLINATION] as number,
+      nodes[VALUES_PER_NODE + DECLINATION] as number,
+      nodes[2 * VALUES_PER_NODE + DECLINATION] as number,
+      nodes[3 * VALUES_PER_NODE + DECLINATION] as number,
+      nodes[4 * VALUES_PER_NODE + DECLINATION] as number,
+      nodes[5 * VALUES_PER_NODE + DECLINATION] as number
+    )
+    this.equationOfTime = new SexticThroughDailyNodes(
+      eot0,
+      eot0 + wrapToPi((nodes[VALUES_PER_NODE + EOT] as number) - eot0),
+      eot0 + wrapToPi((nodes[2 * VALUES_PER_NODE + EOT] as number) - eot0),
+      eot0 + wrapToPi((nodes[3 * VALUES_PER_NODE + EOT] as number) - eot0),
+      eot0 + wrapToPi((nodes[4 * VALUES_PER_NODE + EOT] as number) - eot0),
+      eot0 + wrapToPi((nodes[5 * VALUES_PER_NODE + EOT] as number) - eot0)
+    )
+    this.parallax = nodes[2 * VALUES_PER_NODE + PARALLAX] as number
+    const latitude = latitudeDeg * RADIANS_PER_DEGREE
+    this.sinLatitude = Math.sin(latitude)
+    this.cosLatitude = Math.cos(latitude)
+    this.longitude = longitudeDeg * RADIANS_PER_DEGREE
+  }
+
+  evaluate (x: number): void {
+    const u = x / SECONDS_PER_DAY
+    this.declination.evaluate(u)
+    this.equationOfTime.evaluate(u)
+    const dec = this.declination.value
+    const decRate = this.declination.slope / SECONDS_PER_DAY
+    const hourAngle = MEAN_SOLAR_RATE * x + Math.PI + this.equationOfTime.value + this.longitude
+    const hourAngleRate = MEAN_SOLAR_RATE + this.equationOfTime.slope / SECONDS_PER_DAY
+    const sinDec = Math.sin(dec)
+    const cosDec = Math.cos(dec)
+    const sinH = Math.sin(hourAngle)
+    const cosH = Math.cos(hourAngle)
+    this.hourAngle = hourAngle
+    this.hourAngleRate = hourAngleRate
+    this.declinationValue = dec
+    this.declinationRate = decRate
+    this.altitudeSine = this.sinLatitude * sinDec + this.cosLatitude * cosDec * cosH
+    this.altitudeSineRate = decRate * (this.sinLatitude * cosDec - this.cosLatitude * sinDec * cosH) -
+      hourAngleRate * this.cosLatitude * cosDec * sinH
+  }
+
+  /** The time near `guess` when the local hour angle equals `target` (radians). */
+  timeOfHourAngle (target: number, guess: number): number {
+    let x = guess
+    for (let i = 0; i < HOUR_ANGLE_ITERATIONS; i++) {
+      this.evaluate(x)
+      x += wrapToPi(target - this.hourAngle) / this.hourAngleRate
+    }
+    return x
+  }
+
+  /**
+   * The time of the altitude's maximum (`highest`) or minimum near `guess`, or undefined where the
+   * altitude has no extremum (near a pole, where the declination's drift outruns the tiny daily
+   * circle). The extremum is where `A sin H + Q cos H = P` (the derivative of sin h vanishes),
+   * solved in closed form for the hour angle with the declination of the moment.
+   */
+  extremumNear (guess: number, highest: boolean): number | undefined {
+    let x = guess
+    for (let i = 0; i < HOUR_ANGLE_ITERATIONS; i++) {
+      this.evaluate(x)
+      const cosDec = Math.cos(this.declinationValue)
+      const a = this.hourAngleRate * this.cosLatitude * cosDec
+      const q = this.declinationRate * this.cosLatitude * Math.sin(this.declinationValue)
+      const p = this.declinationRate * this.sinLatitude * cosDec
+      const r = Math.hypot(a, q)
+      if (!(r > Math.abs(p))) return undefined
+      const phase = Math.atan2(q, a)
+      const offset = Math.asin(p / r)
+      const target = highest ? offset - phase : Math.PI - offset - phase
+      x += wrapToPi(target - this.hourAngle) / this.hourAngleRate
+    }
+    return x
+  }
+
+  /** Sine of the geocentric altitude at which the topocentric centre is at `altitudeDeg`. */
+  thresholdSine (altitudeDeg: number): number {
+    const altitude = altitudeDeg * RADIANS_PER_DEGREE
+    return Math.sin(altitude + this.parallax * Math.cos(altitude))
+  }
+
+  /** sin h(x) − level. */
+  excess (x: number, level: number): number {
+    this.evaluate(x)
+    return this.altitudeSine - level
+  }
+
+  /**
+   * The crossing of `level` in [low, high], where the altitude is monotonic and the excess has
+   * opposite signs at the ends: Newton from `guess`, falling back to bisection whenever a step
+   * leaves the bracket, so it always converges.
+   */
+  crossing (low: number, high: number, excessAtLow: number, level: number, guess: number): number {
+    let a = low
+    let b = high
+    const lowIsBelow = excessAtLow < 0
+    let x = guess > a && guess < b ? guess : (a + b) / 2
+    for (let i = 0; i < MAX_ROOT_ITERATIONS; i++) {
+      const f = this.excess(x, level)
+      if (f === 0) return x
+      if ((f < 0) === lowIsBelow) a = x
+      else b = x
+      const step = f / this.altitudeSineRate
+      if (Math.abs(step) < TIME_TOLERANCE_SECONDS) return x - step
+      if (b - a < TIME_TOLERANCE_SECONDS) return (a + b) / 2
+      const next = x - step
+      x = next > a && next < b ? next : (a + b) / 2
+    }
+    return x
+  }
+
+  /**
+   * Half the time the Sun spends above `level`, from the hour angle where
+   * `cos H = (sin h0 − sin φ sin δ) / (cos φ cos δ)` with declination `dec`; NaN where the Sun does
+   * not cross `level` at that declination. Only a first guess: the declination moves meanwhile.
+   */
+  semiDiurnalArc (level: number, dec: number): number {
+    const cosHourAngle = (level - this.sinLatitude * Math.sin(dec)) / (this.cosLatitude * Math.cos(dec))
+    return Math.abs(cosHourAngle) <= 1 ? Math.acos(cosHourAngle) / MEAN_SOLAR_RATE : Number.NaN
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Where the altitude rises and sets within one day, with what the crossings of every threshold
+ * share: the altitude at the ends of each stretch and the declination half a day part away from
+ * transit, for the first guesses.
+ */
+interface DayShape {
+  transit: number
+  /** The rising stretch before transit, where morning events can be, and sin h at its ends. */
+  riseFrom: number
+  riseTo: number
+  riseFromSine: number
+  riseToSine: number
+  /** The setting stretch after transit, where evening events can be, and sin h at its ends. */
+  setFrom: number
+  setTo: number
+  setFromSine: number
+  setToSine: number
+  morningDeclination: number
+  eveningDeclination: number
+}
+
+function altitudeSineAt (sun: SunOverPlace, x: number): number {
+  sun.evaluate(x)
+  return sun.altitudeSine
+}
+
+function declinationAt (sun: SunOverPlace, x: number): number {
+  sun.evaluate(x)
+  return sun.declinationValue
+}
+
+/**
+ * Where the altitude rises and sets within the day [start, end) (seconds after `sun.origin`).
+ * The altitude peaks near transit and bottoms out near the two lower culminations, which may fall
+ * inside the day close to its edges; between those turning points it is monotonic.
+ */
+function dayShape (sun: SunOverPlace, start: number, end: number): DayShape {
+  const halfDay = SECONDS_PER_DAY / 2
+  const transit = sun.timeOfHourAngle(0, start + halfDay)
+  const split = Math.min(Math.max(transit, start), end)
+  const peak = sun.extremumNear(transit, true)
+  const lowBefore = sun.extremumNear(transit - halfDay, false)
+  const lowAfter = sun.extremumNear(transit + halfDay, false)
+  const riseFrom = lowBefore !== undefined && lowBefore > start ? lowBefore : start
+  const riseTo = peak !== undefined && peak < split ? Math.max(peak, start) : split
+  const setFrom = peak !== undefined && peak > split ? Math.min(peak, end) : split
+  const setTo = lowAfter !== undefined && lowAfter < end ? lowAfter : end
+  return {
+    transit,
+    riseFrom,
+    riseTo,
+    riseFromSine: altitudeSineAt(sun, riseFrom),
+    riseToSine: altitudeSineAt(sun, riseTo),
+    setFrom,
+    setTo,
+    setFromSine: altitudeSineAt(sun, setFrom),
+    setToSine: altitudeSineAt(sun, setTo),
+    morningDeclination: declinationAt(sun, transit - halfDay / 2),
+    eveningDeclination: declinationAt(sun, transit + halfDay / 2)
+  }
+}
+
+/** The morning and evening crossings of one altitude, in seconds after `sun.origin`. */
+function crossingsOf (sun: SunOverPlace, shape: DayShape, altitudeDeg: number): [number | null, number | null] {
+  const level = sun.thresholdSine(altitudeDeg)
+  let morning: number | null = null
+  let evening: number | null = null
+  if (shape.riseFrom < shape.riseTo && shape.riseFromSine < level && shape.riseToSine > level) {
+    const guess = shape.transit - sun.semiDiurnalArc(level, shape.morningDeclination)
+    morning = sun.crossing(shape.riseFrom, shape.riseTo, shape.riseFromSine - level, level, guess)
+  }
+  if (shape.setFrom < shape.setTo && shape.setFromSine > level && shape.setToSine < level) {
+    const guess = shape.transit + sun.semiDiurnalArc(level, shape.eveningDeclination)
+    evening = sun.crossing(shape.setFrom, shape.setTo, shape.setFromSine - level, level, guess)
+  }
+  return [morning, evening]
+}
+
+function roundedInDay (sun: SunOverPlace, x: number | null, start: number, end: number): UnixSeconds | null {
+  return x !== null && x >= start && x < end ? Math.round(sun.origin + x) : null
+}
+
+/**
+ * Sunrise, sunset, transit and the three twilights of the local mean solar day at `longitude`
+ * that contains `timestamp`, seen from sea level at `latitude` (degrees, north and east positive).
+ * Morning events are the upward crossings before transit and evening events the downward ones
+ * after it, all inside the day; an event that does not happen there is `null`.
+ */
+export function sunEventsFor (timestamp: number, latitude: number, longitude: number): SunEvents {
+  if (!Number.isFinite(timestamp) || !(latitude >= -90 && latitude <= 90) || !(longitude >= -180 && longitude <= 180)) {
+    throw new RangeError('sunEventsFor needs a finite timestamp, latitude in [-90, 90] and longitude in [-180, 180]')
+  }
+  const day = localMeanDay(timestamp, longitude)
+  const sun = new SunOverPlace(Math.floor(day.start / SECONDS_PER_DAY), latitude, longitude)
+  const start = day.start - sun.origin
+  const end = day.end - sun.origin
+  const shape = dayShape(sun, start, end)
+  const [sunrise, sunset] = crossingsOf(sun, shape, SUN_ALTITUDE_DEG.sunriseSunset)
+  const [civilBegin, civilEnd] = crossingsOf(sun, shape, SUN_ALTITUDE_DEG.civil)
+  const [nauticalBegin, nauticalEnd] = crossingsOf(sun, shape, SUN_ALTITUDE_DEG.nautical)
+  const [astronomicalBegin, astronomicalEnd] = crossingsOf(sun, shape, SUN_ALTITUDE_DEG.astronomical)
+  return {
+    sunrise: roundedInDay(sun, sunrise, start, end),
+    sunset: roundedInDay(sun, sunset, start, end),
+    transit: roundedInDay(sun, shape.transit, start, end),
+    civil_twilight_begin: roundedInDay(sun, civilBegin, start, end),
+    civil_twilight_end: roundedInDay(sun, civilEnd, start, end),
+    nautical_twilight_begin: roundedInDay(sun, nauticalBegin, start, end),
+    nautical_twilight_end: roundedInDay(sun, nauticalEnd, start, end),
+    astronomical_twilight_begin: roundedInDay(sun, astronomicalBegin, start, end),
+    astronomical_twilight_end: roundedInDay(sun, astronomicalEnd, start, end)
+  }
+}

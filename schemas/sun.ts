@@ -1,0 +1,75 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+/**
+ * Supported timestamps: years 0001 to 9999 (proleptic Gregorian, UTC). astronomy-engine computes
+ * the Sun's position over that whole span without failing; outside the historical record its
+ * ΔT (Earth-rotation) model is an extrapolation, which moves event times by well under a minute
+ * before about year 1000 and after 3000, and more at the ends.
+ */
+export const MIN_SUPPORTED_TIMESTAMP = -62_135_596_800
+export const MAX_SUPPORTED_TIMESTAMP = 253_402_300_799
+
+/**
+ * Query strings reach Ajv as text, and its coercion turns `Infinity` and `1e400` into the number
+ * Infinity, after which it skips `minimum` and `maximum` (they only apply to finite numbers). This
+ * second type check runs on the coerced value and refuses what is not a finite number.
+ */
+function finiteAfterCoercion (type: 'integer' | 'number') {
+  return { allOf: [{ type }] }
+}
+
+export const SunInfoQuery = Type.Object({
+  timestamp: Type.Integer({
+    ...finiteAfterCoercion('integer'),
+    minimum: MIN_SUPPORTED_TIMESTAMP,
+    maximum: MAX_SUPPORTED_TIMESTAMP,
+    description: 'UNIX seconds (negative before 1970): the answer is for the local mean solar day ' +
+      'containing this instant. Supported: 0001-01-01T00:00:00Z (-62135596800) to ' +
+      '9999-12-31T23:59:59Z (253402300799).'
+  }),
+  latitude: Type.Number({
+    ...finiteAfterCoercion('number'),
+    minimum: -90,
+    maximum: 90,
+    description: 'Degrees, north positive'
+  }),
+  longitude: Type.Number({
+    ...finiteAfterCoercion('number'),
+    minimum: -180,
+    maximum: 180,
+    description: 'Degrees, east positive; also fixes the local mean day (UTC + longitude/15 hours)'
+  })
+})
+export type SunInfoQuery = Static<typeof SunInfoQuery>
+
+function eventTime (description: string) {
+  return Type.Union([Type.Integer(), Type.Null()], {
+    description: `${description} UNIX seconds, rounded; null when it does not happen in that day.`
+  })
+}
+
+export const SunEventTimes = Type.Object({
+  sunrise: eventTime('Upper limb rises over a sea-level horizon (centre at −0.833°), before transit.'),
+  sunset: eventTime('Upper limb sets below a sea-level horizon (centre at −0.833°), after transit.'),
+  transit: eventTime('Upper culmination: the Sun crosses the local meridian.'),
+  civil_twilight_begin: eventTime('Centre rises through −6°, before transit.'),
+  civil_twilight_end: eventTime('Centre sets through −6°, after transit.'),
+  nautical_twilight_begin: eventTime('Centre rises through −12°, before transit.'),
+  nautical_twilight_end: eventTime('Centre sets through −12°, after transit.'),
+  astronomical_twilight_begin: eventTime('Centre rises through −18°, before transit.'),
+  astronomical_twilight_end: eventTime('Centre sets through −18°, after transit.')
+}, { additionalProperties: false })
+
+export const SunInfo = Type.Object({
+  meta: Type.Object({
+    timestamp: Type.Integer({ description: 'The requested instant, as sent' }),
+    latitude: Type.Number({ description: 'The requested latitude, as sent' }),
+    longitude: Type.Number({ description: 'The requested longitude, as sent' })
+  }, { additionalProperties: false }),
+  data: SunEventTimes
+}, {
+  $id: 'SunInfo',
+  additionalProperties: false,
+  description: 'Sun events of the local mean solar day (UTC + longitude/15 h) containing the timestamp'
+})
+export type SunInfo = Static<typeof SunInfo>
