@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { Type, type Static } from '@sinclair/typebox'
+import envSchema from 'env-schema'
+import { sqliteFileOf } from './lib/store/database-url.js'
+
+/** The whole environment of the service, stated once; `Config` is derived from it. */
+export const ConfigSchema = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
+    default: 'development'
+  }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATABASE_URL: Type.String({ pattern: '^(sqlite:.+|postgres(ql)?://.+)$', default: 'sqlite:data/meridian.db' }),
+  JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  /** Comma-separated secrets that still verify tokens (but never sign), for key rotation. */
+  JWT_PREVIOUS_SECRETS: Type.Optional(Type.String()),
+  ACCESS_TOKEN_TTL: Type.Integer({ minimum: 1, default: 3600 }),
+  REFRESH_TOKEN_TTL: Type.Integer({ minimum: 1, default: 2592000 }),
+  ONLINE_WINDOW: Type.Integer({ minimum: 1, default: 300 }),
+  BODY_LIMIT: Type.Integer({ minimum: 1, default: 1048576 }),
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+    { default: 'info' }
+  )
+})
+
+export type Env = Static<typeof ConfigSchema>
+
+/** Configuration after the start-up has resolved what the environment may leave out. */
+export type Config = Omit<Env, 'JWT_SECRET' | 'JWT_PREVIOUS_SECRETS' | 'LOG_LEVEL'> & {
+  JWT_SECRET: string
+  JWT_PREVIOUS_SECRETS: string[]
+  LOG_LEVEL: Env['LOG_LEVEL']
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/**
+ * Reads and validates the environment. Throws a ConfigError whose message is one line naming
+ * the first bad variable.
+ */
+export function readEnv (source: NodeJS.ProcessEnv = process.env): Env {
+  let env: Env
+  try {
+    env = envSchema<Env>({ schema: ConfigSchema, data: source, dotenv: false })
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    throw new ConfigError(`Invalid configuration: ${message.replace(/^env\/?/, '').split(', ')[0]}`)
+  }
+  if (env.NODE_ENV === 'production' && env.JWT_SECRET === undefined) {
+    throw new ConfigError('Invalid configuration: JWT_SECRET is required when NODE_ENV=production')
+  }
+  return env
+}
+
+export function previousSecrets (env: Env): string[] {
+  const secrets = (env.JWT_PREVIOUS_SECRETS ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+  const short = secrets.find((s) => s.length < 32)
+  if (short !== undefined) {
+    throw new ConfigError('Invalid configuration: JWT_PREVIOUS_SECRETS entries must be at least 32 characters')
+  }
+  return secrets
+}
+
+/** Fastify's `trustProxy` from TRUST_PROXY: a hop count, `true`, or addresses/CIDRs. */
+export function trustProxyOption (value: string | undefined): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (value === undefined) return false
+  if (value === 'true') return true
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value)
+    return (_address, hop) => hop < hops
+  }
+  return value.split(',').map((part) => part.trim()).filter(Boolean)
+}
+
+/** The embedded database keeps its own signing key beside it, made on first start. */
+export function embeddedSecretFile (sqliteFile: string): string {
+  return join(dirname(sqliteFile), 'jwt-secret')
+}
+
+function readOrCreateSecret (file: string): string {
+  mkdirSync(dirname(file), { recursive: true })
+  try {
+    // 'wx': if the server and the CLI start together, one creates the key and both read it.
+    writeFileSync(file, randomBytes(48).toString('base64url'), { flag: 'wx', mode: 0o600 })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
+  const secret = readFileSync(file, 'utf8').trim()
+  if (secret.length < 32) throw new ConfigError(`Invalid configuration: ${file} holds a key shorter than 32 characters`)
+  return secret
+}
+
+/** The environment, validated, with the signing key resolved. */
+export function loadConfig (source: NodeJS.ProcessEnv = process.env): Config {
+  const env = readEnv(source)
+  let secret = env.JWT_SECRET
+  if (secret === undefined) {
+    const sqliteFile = sqliteFileOf(env.DATABASE_URL)
+    if (sqliteFile === undefined) {
+      throw new ConfigError('Invalid configuration: JWT_SECRET is required with a PostgreSQL DATABASE_URL')
+    }
+    secret = readOrCreateSecret(embeddedSecretFile(sqliteFile))
+  }
+  return { ...env, JWT_SECRET: secret, JWT_PREVIOUS_SECRETS: previousSecrets(env) }
+}
