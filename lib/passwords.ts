@@ -1,0 +1,43 @@
+import argon2 from 'argon2'
+
+/**
+ * OWASP's first argon2id choice (Password Storage Cheat Sheet): 19 MiB, 2 passes, 1 lane.
+ * node-argon2 hashes on libuv's thread pool, so the event loop never waits for it, and it
+ * stores these parameters inside each hash so they can be raised later.
+ */
+export const passwordHashOptions = {
+  type: argon2.argon2id,
+  memoryCost: 19456,
+  timeCost: 2,
+  parallelism: 1
+} as const
+
+export async function hashPassword (password: string): Promise<string> {
+  return await argon2.hash(password, passwordHashOptions)
+}
+
+/** False for a wrong password and for a hash that is not a valid argon2 string. */
+export async function verifyPassword (hash: string, password: string): Promise<boolean> {
+  try {
+    return await argon2.verify(hash, password)
+  } catch {
+    return false
+  }
+}
+
+/** True when the hash was made with weaker parameters than today's. */
+export function needsRehash (hash: string): boolean {
+  return argon2.needsRehash(hash, passwordHashOptions)
+}
+
+let dummyHash: Promise<string> | undefined
+
+/**
+ * For an unknown username the login still verifies a password against a real hash of the
+ * same cost, so its timing does not tell an attacker which usernames exist.
+ */
+export async function verifyAgainstDummy (password: string): Promise<false> {
+  dummyHash ??= hashPassword('meridian-dummy-password-for-unknown-users')
+  await verifyPassword(await dummyHash, password)
+  return false
+}

@@ -1,0 +1,142 @@
+import { sql, type Selectable } from 'kysely'
+import { connect, type Connection, type Dialect } from './connect.js'
+import { migrateToLatest, ping } from './migrations.js'
+import type { UsersTable } from './schema.js'
+
+export interface UserRecord {
+  id: number
+  username: string
+  passwordHash: string
+  name: string
+  birthdate: string
+  gender: string
+  shortDesc: string
+  tokenVersion: number
+  /** UNIX ms of the last login, refresh or authenticated request; null if never. */
+  lastSeenAt: number | null
+  createdAt: number
+}
+
+export interface NewUser {
+  username: string
+  passwordHash: string
+  name: string
+  birthdate: string
+  gender: string
+  shortDesc: string
+}
+
+export class UsernameTakenError extends Error {
+  override name = 'UsernameTakenError'
+  constructor (readonly username: string) {
+    super(`username ${username} is taken`)
+  }
+}
+
+function toRecord (row: Selectable<UsersTable>): UserRecord {
+  return {
+    id: Number(row.id),
+    username: row.username,
+    passwordHash: row.password_hash,
+    name: row.name,
+    birthdate: row.birthdate,
+    gender: row.gender,
+    shortDesc: row.short_desc,
+    tokenVersion: Number(row.token_version),
+    lastSeenAt: row.last_seen_at === null ? null : Number(row.last_seen_at),
+    createdAt: Number(row.created_at)
+  }
+}
+
+function isUniqueViolation (error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505'
+}
+
+/** Users, on SQLite or PostgreSQL alike: the routes and the CLI see only this. */
+export class UserStore {
+  private constructor (private readonly connection: Connection) {}
+
+  static open (databaseUrl: string): UserStore {
+    return new UserStore(connect(databaseUrl))
+  }
+
+  get dialect (): Dialect { return this.connection.dialect }
+  get sqliteFile (): string | undefined { return this.connection.sqliteFile }
+
+  private get db () { return this.connection.db }
+
+  async migrate (): Promise<string[]> {
+    return await migrateToLatest(this.db, this.dialect)
+  }
+
+  async ping (): Promise<void> {
+    await ping(this.db)
+  }
+
+  async close (): Promise<void> {
+    await this.db.destroy()
+  }
+
+  async findByUsername (username: string): Promise<UserRecord | undefined> {
+    const row = await this.db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst()
+    return row === undefined ? undefined : toRecord(row)
+  }
+
+  async findById (id: number): Promise<UserRecord | undefined> {
+    const row = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : toRecord(row)
+  }
+
+  async count (): Promise<number> {
+    const { total } = await this.db.selectFrom('users').select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow()
+    return Number(total)
+  }
+
+  /** Users in `id` order, `limit` of them after skipping `offset`. */
+  async list (offset: number, limit: number): Promise<UserRecord[]> {
+    const rows = await this.db.selectFrom('users').selectAll().orderBy('id', 'asc').limit(limit).offset(offset).execute()
+    return rows.map(toRecord)
+  }
+
+  async add (user: NewUser, now = Date.now()): Promise<UserRecord> {
+    try {
+      const row = await this.db.insertInto('users').values({
+        username: user.username,
+        password_hash: user.passwordHash,
+        name: user.name,
+        birthdate: user.birthdate,
+        gender: user.gender,
+        short_desc: user.shortDesc,
+        created_at: now
+      }).returningAll().executeTakeFirstOrThrow()
+      return toRecord(row)
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new UsernameTakenError(user.username)
+      throw error
+    }
+  }
+
+  /** A new password: every token issued before it stops working. */
+  async changePassword (username: string, passwordHash: string): Promise<boolean> {
+    const result = await this.db.updateTable('users')
+      .set({ password_hash: passwordHash, token_version: sql`token_version + 1` })
+      .where('username', '=', username).executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  /** The same password under stronger hash parameters: tokens stay valid. */
+  async replacePasswordHash (id: number, oldHash: string, newHash: string): Promise<void> {
+    await this.db.updateTable('users').set({ password_hash: newHash })
+      .where('id', '=', id).where('password_hash', '=', oldHash).execute()
+  }
+
+  async remove (username: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('users').where('username', '=', username).executeTakeFirst()
+    return result.numDeletedRows > 0n
+  }
+
+  async markSeen (id: number, at = Date.now()): Promise<void> {
+    await this.db.updateTable('users').set({ last_seen_at: at }).where('id', '=', id).execute()
+  }
+}

@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto'
+import { createDecoder, createSigner, createVerifier } from 'fast-jwt'
+
+declare const tokenBrand: unique symbol
+/** Distinct types, so a refresh token cannot be passed where an access token is meant. */
+export type AccessToken = string & { readonly [tokenBrand]: 'access' }
+export type RefreshToken = string & { readonly [tokenBrand]: 'refresh' }
+export type TokenUse = 'access' | 'refresh'
+
+export const TOKEN_ISSUER = 'meridian'
+export const TOKEN_AUDIENCE = 'meridian-api'
+export const TOKEN_ALGORITHM = 'HS256'
+/** Far above any token we issue; anything longer is refused before it is decoded. */
+export const MAX_TOKEN_LENGTH = 2048
+
+export interface TokenSubject { id: number, tokenVersion: number }
+
+/** What a verified token proves: who it was issued to and under which token version. */
+export interface VerifiedToken { userId: number, tokenVersion: number, use: TokenUse }
+
+export class InvalidTokenError extends Error {
+  override name = 'InvalidTokenError'
+}
+
+export interface TokenServiceOptions {
+  /** Signs every new token. */
+  currentSecret: string
+  /** Still verify tokens (during a key rotation) but never sign. */
+  previousSecrets: readonly string[]
+  accessTtlSeconds: number
+  refreshTtlSeconds: number
+}
+
+/** A public, stable name for a key: tokens carry it as `kid` so the verifier picks the key. */
+export function keyIdOf (secret: string): string {
+  return createHash('sha256').update(secret).digest('base64url').slice(0, 16)
+}
+
+export class TokenService {
+  private readonly signers: Record<TokenUse, (payload: Record<string, unknown>) => string>
+  private readonly verifierByKeyId: Map<string, (token: string) => Record<string, unknown>>
+  private readonly decodeHeader = createDecoder({ complete: true })
+  readonly accessTtlSeconds: number
+  readonly refreshTtlSeconds: number
+
+  constructor (options: TokenServiceOptions) {
+    this.accessTtlSeconds = options.accessTtlSeconds
+    this.refreshTtlSeconds = options.refreshTtlSeconds
+    const signerFor = (ttlSeconds: number) => createSigner({
+      key: options.currentSecret,
+      algorithm: TOKEN_ALGORITHM,
+      iss: TOKEN_ISSUER,
+      aud: TOKEN_AUDIENCE,
+      kid: keyIdOf(options.currentSecret),
+      expiresIn: ttlSeconds * 1000
+    })
+    this.signers = { access: signerFor(options.accessTtlSeconds), refresh: signerFor(options.refreshTtlSeconds) }
+    this.verifierByKeyId = new Map([options.currentSecret, ...options.previousSecrets].map((secret) => [
+      keyIdOf(secret),
+      createVerifier({
+        key: secret,
+        // Pinned: the token's own `alg` header is never trusted to choose the algorithm.
+        algorithms: [TOKEN_ALGORITHM],
+        allowedIss: TOKEN_ISSUER,
+        allowedAud: TOKEN_AUDIENCE,
+        requiredClaims: ['iss', 'aud', 'sub', 'iat', 'exp', 'token_use', 'ver'],
+        cache: 1000
+      })
+    ]))
+  }
+
+  issueAccessToken (subject: TokenSubject): AccessToken {
+    return this.sign('access', subject) as AccessToken
+  }
+
+  issueRefreshToken (subject: TokenSubject): RefreshToken {
+    return this.sign('refresh', subject) as RefreshToken
+  }
+
+  private sign (use: TokenUse, subject: TokenSubject): string {
+    return this.signers[use]({ sub: String(subject.id), token_use: use, ver: subject.tokenVersion })
+  }
+
+  /** Checks signature, algorithm, issuer, audience, expiry and use; not yet the user. */
+  verify (token: unknown, use: TokenUse): VerifiedToken {
+    if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
+      throw new InvalidTokenError('missing or oversized token')
+    }
+    let claims: Record<string, unknown>
+    try {
+      const { header } = this.decodeHeader(token) as { header: { kid?: unknown } }
+      const verifier = typeof header.kid === 'string' ? this.verifierByKeyId.get(header.kid) : undefined
+      if (verifier === undefined) throw new InvalidTokenError('unknown key id')
+      claims = verifier(token)
+    } catch (error) {
+      throw error instanceof InvalidTokenError ? error : new InvalidTokenError((error as Error).message)
+    }
+    const userId = Number(claims.sub)
+    if (claims.token_use !== use) throw new InvalidTokenError(`not an ${use} token`)
+    if (typeof claims.sub !== 'string' || !Number.isSafeInteger(userId) || userId < 1) {
+      throw new InvalidTokenError('bad subject')
+    }
+    if (typeof claims.ver !== 'number' || !Number.isSafeInteger(claims.ver)) throw new InvalidTokenError('bad version')
+    return { userId, tokenVersion: claims.ver, use }
+  }
+}

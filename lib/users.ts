@@ -1,0 +1,36 @@
+import type { UserRecord } from './store/user-store.js'
+
+/** Whole years from `birthdate` (YYYY-MM-DD) to `today` (UTC). */
+export function ageOn (birthdate: string, today: Date): number {
+  const [year, month, day] = birthdate.split('-').map(Number) as [number, number, number]
+  const age = today.getUTCFullYear() - year
+  const beforeBirthday = today.getUTCMonth() + 1 < month ||
+    (today.getUTCMonth() + 1 === month && today.getUTCDate() < day)
+  return beforeBirthday ? age - 1 : age
+}
+
+export function isOnline (user: UserRecord, nowMs: number, windowSeconds: number): boolean {
+  return user.lastSeenAt !== null && nowMs - user.lastSeenAt <= windowSeconds * 1000
+}
+
+/** Zero-based offset and bounds of a 1-based page. */
+export function pageWindow (page: number, perPage: number): { offset: number, limit: number } {
+  return { offset: (page - 1) * perPage, limit: perPage }
+}
+
+export function totalPages (total: number, perPage: number): number {
+  return Math.ceil(total / perPage)
+}
+
+/**
+ * The pages a list links to: the first, the last, and every page within `radius` of the
+ * current one, ascending and without repeats, so the list stays short for any number of users.
+ */
+export function linkedPages (current: number, lastPage: number, radius = 5): number[] {
+  const pages = new Set<number>([1])
+  if (lastPage >= 1) pages.add(lastPage)
+  for (let page = Math.max(1, current - radius); page <= Math.min(lastPage, current + radius); page++) {
+    pages.add(page)
+  }
+  return [...pages].sort((a, b) => a - b)
+}
