@@ -1,0 +1,83 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import formbody from '@fastify/formbody'
+import underPressure from '@fastify/under-pressure'
+import { type Config, trustProxyOption } from './config.js'
+import { packageInfo } from './lib/package-info.js'
+import { redactUrl } from './lib/redact.js'
+import drain from './plugins/drain.js'
+import errors from './plugins/errors.js'
+import health from './plugins/health.js'
+import loginThrottle, { type LoginThrottleOptions } from './plugins/login-throttle.js'
+import openapi from './plugins/openapi.js'
+import store from './plugins/store.js'
+import strictNumbers from './plugins/strict-numbers.js'
+import tokens from './plugins/tokens.js'
+import login from './routes/api/auth/login.js'
+import refresh from './routes/api/auth/refresh.js'
+import userList from './routes/api/user/list.js'
+import suninfo from './routes/api/date/suninfo.js'
+import markdownParse from './routes/api/markdown/parse.js'
+
+export interface BuildOptions {
+  /** Where log lines go; by default standard output, or nowhere when LOG_LEVEL is silent. */
+  logStream?: NodeJS.WritableStream
+  /** Throttle limits other than the defaults, for tests. */
+  loginThrottle?: Omit<LoginThrottleOptions, 'redisUrl'>
+}
+
+function loggerOptions (config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
+  return {
+    level: config.LOG_LEVEL,
+    ...(stream !== undefined ? { stream } : {}),
+    serializers: {
+      // Tokens travel in query strings: the logged URL never carries their values.
+      req: (request) => ({ method: request.method, url: redactUrl(request.url), remoteAddress: request.ip }),
+      res: (reply) => ({ statusCode: reply.statusCode })
+    },
+    redact: ['req.headers.authorization', 'req.headers.cookie']
+  }
+}
+
+/**
+ * The whole service as one Fastify instance, not listening: the server, the CLI and every
+ * test build it here, with the same options.
+ */
+export async function buildApp (config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: loggerOptions(config, options.logStream),
+    bodyLimit: config.BODY_LIMIT,
+    trustProxy: trustProxyOption(config.TRUST_PROXY),
+    return503OnClosing: true
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  // JSON is the only body type, but for the form-encoded auth routes below.
+  app.removeContentTypeParser('text/plain')
+
+  await app.register(errors)
+  await app.register(strictNumbers)
+  await app.register(drain)
+  await app.register(underPressure, { maxEventLoopDelay: 1000, retryAfter: 10 })
+  await app.register(store, { databaseUrl: config.DATABASE_URL })
+  await app.register(tokens, {
+    currentSecret: config.JWT_SECRET,
+    previousSecrets: config.JWT_PREVIOUS_SECRETS,
+    accessTtlSeconds: config.ACCESS_TOKEN_TTL,
+    refreshTtlSeconds: config.REFRESH_TOKEN_TTL
+  })
+  await app.register(loginThrottle, { ...options.loginThrottle, ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {}) })
+  await app.register(openapi, { version: packageInfo.version })
+  await app.register(health)
+
+  await app.register(async function authRoutes (auth) {
+    await auth.register(formbody)
+    auth.addHook('onSend', async (_request, reply) => { reply.header('cache-control', 'no-store') })
+    await auth.register(login)
+    await auth.register(refresh)
+  })
+  await app.register(userList, { onlineWindowSeconds: config.ONLINE_WINDOW })
+  await app.register(suninfo)
+  await app.register(markdownParse)
+
+  return app
+}

@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+import { randomBytes } from 'node:crypto'
+import { parseArgs } from 'node:util'
+import { ConfigError, loadConfig, readEnv } from './config.js'
+import { hashPassword } from './lib/passwords.js'
+import { UserStore, UsernameTakenError } from './lib/store/user-store.js'
+
+const USAGE = `Usage: meridian <command>
+
+  serve                                   start the HTTP server (HOST:PORT)
+  migrate                                 bring the database schema up to date
+  user add --username U [--name N] [--birthdate YYYY-MM-DD] [--gender G] [--short-desc S]
+                                          add a user; the password is read from standard input
+  user passwd U                           set U's password from standard input (revokes U's tokens)
+  user remove U                           remove U (revokes U's tokens)
+  openapi                                 print the OpenAPI document
+
+Every command uses DATABASE_URL, like the server, and is safe while the server runs.`
+
+/** A failure the user caused: one line on stderr, exit code 1, no stack. */
+class UsageError extends Error {}
+
+async function readPassword (): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write('Password (end with Ctrl-D): ')
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  const password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '')
+  if (password.length === 0) throw new UsageError('a password is required on standard input')
+  if (password.length > 1024) throw new UsageError('the password is longer than 1024 characters')
+  return password
+}
+
+function isRealDate (text: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false
+  const date = new Date(`${text}T00:00:00Z`)
+  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text)
+}
+
+async function withStore<T> (action: (store: UserStore) => Promise<T>): Promise<T> {
+  const store = UserStore.open(readEnv().DATABASE_URL)
+  try {
+    await store.migrate()
+    return await action(store)
+  } finally {
+    await store.close()
+  }
+}
+
+async function addUser (args: string[]): Promise<string> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      username: { type: 'string' },
+      name: { type: 'string' },
+      birthdate: { type: 'string' },
+      gender: { type: 'string' },
+      'short-desc': { type: 'string' }
+    }
+  })
+  const username = values.username
+  if (username === undefined || username.length === 0 || username.length > 128) {
+    throw new UsageError('--username is required (1 to 128 characters)')
+  }
+  const today = new Date().toISOString().slice(0, 10)
+  const birthdate = values.birthdate ?? today
+  if (!isRealDate(birthdate) || birthdate > today) throw new UsageError('--birthdate must be a past date as YYYY-MM-DD')
+  const passwordHash = await hashPassword(await readPassword())
+  return await withStore(async (store) => {
+    try {
+      const user = await store.add({
+        username,
+        passwordHash,
+        name: values.name ?? username,
+        birthdate,
+        gender: values.gender ?? 'unspecified',
+        shortDesc: values['short-desc'] ?? ''
+      })
+      return `added user ${user.username} with id ${user.id}`
+    } catch (error) {
+      if (error instanceof UsernameTakenError) throw new UsageError(`a user named ${username} already exists`)
+      throw error
+    }
+  })
+}
+
+function onlyUsername (args: string[]): string {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} })
+  if (positionals.length !== 1 || positionals[0] === '') throw new UsageError('give exactly one username')
+  return positionals[0] as string
+}
+
+async function run (argv: string[]): Promise<string | undefined> {
+  const [command, subcommand, ...rest] = argv
+  switch (command) {
+    case 'serve': {
+      // The server's modules load only for the commands that need them: user commands start fast.
+      const { serve } = await import('./server.js')
+      await serve(loadConfig())
+      return undefined
+    }
+    case 'migrate': {
+      const applied = await withStore(async (store) => await store.migrate())
+      return applied.length === 0 ? 'database schema is up to date' : `applied ${applied.join(', ')}`
+    }
+    case 'openapi': {
+      // Nothing is listened on or written: a throwaway key and an in-memory database.
+      const config = loadConfig({ ...process.env, DATABASE_URL: 'sqlite::memory:', JWT_SECRET: randomBytes(32).toString('hex'), LOG_LEVEL: 'silent' })
+      const { buildApp } = await import('./app.js')
+      const app = await buildApp(config)
+      await app.ready()
+      const document = JSON.stringify(app.swagger(), null, 2)
+      await app.close()
+      return document
+    }
+    case 'user':
+      switch (subcommand) {
+        case 'add':
+          return await addUser(rest)
+        case 'passwd': {
+          const username = onlyUsername(rest)
+          const passwordHash = await hashPassword(await readPassword())
+          const changed = await withStore(async (store) => await store.changePassword(username, passwordHash))
+          if (!changed) throw new UsageError(`no user named ${username}`)
+          return `changed the password of ${username}; their earlier tokens no longer work`
+        }
+        case 'remove': {
+          const username = onlyUsername(rest)
+          const removed = await withStore(async (store) => await store.remove(username))
+          if (!removed) throw new UsageError(`no user named ${username}`)
+          return `removed ${username}`
+        }
+      }
+      throw new UsageError(USAGE)
+    case undefined:
+    case 'help':
+    case '--help':
+      return USAGE
+    default:
+      throw new UsageError(USAGE)
+  }
+}
+
+try {
+  const output = await run(process.argv.slice(2))
+  if (output !== undefined) process.stdout.write(`${output}\n`)
+} catch (error) {
+  if (error instanceof UsageError || error instanceof ConfigError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    process.stderr.write(`meridian: ${(error as Error).message}\n`)
+  } else {
+    process.stderr.write(`meridian: ${(error as Error).stack ?? String(error)}\n`)
+  }
+  process.exitCode = 1
+}

@@ -1,0 +1,84 @@
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyInstance, FastifySchemaValidationError } from 'fastify'
+import fp from 'fastify-plugin'
+import type { ErrorBody } from '../schemas/common.js'
+
+/** A failure whose status and message are part of the published interface. */
+export class HttpError extends Error {
+  override name = 'HttpError'
+  constructor (
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {}
+  ) {
+    super(message)
+  }
+}
+
+export function errorBody (code: number, message: string): ErrorBody {
+  return { error: { code, message } }
+}
+
+const messageByFastifyCode: Readonly<Record<string, string>> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported media type',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'Body too large',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'Malformed JSON body',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'Malformed JSON body',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Invalid Content-Length',
+  FST_ERR_CTP_EMPTY_TYPE: 'Unsupported media type'
+}
+
+/** `latitude must be <= 90`, `username is required`: the first problem, naming the field. */
+export function describeValidationError (errors: FastifySchemaValidationError[], context?: string): string {
+  const first = errors[0]
+  if (first === undefined) return 'Invalid request'
+  const params = first.params as Record<string, unknown>
+  if (first.keyword === 'required' && typeof params.missingProperty === 'string') {
+    return `${params.missingProperty} is required`
+  }
+  const field = first.instancePath.replace(/^\//, '').replaceAll('/', '.')
+  return `${field === '' ? (context ?? 'request') : field} ${first.message ?? 'is invalid'}`
+}
+
+interface PublicError { statusCode: number, message: string, headers: Readonly<Record<string, string>> }
+
+function toPublicError (error: FastifyError | HttpError): PublicError {
+  if (error instanceof HttpError) {
+    return { statusCode: error.statusCode, message: error.message, headers: error.headers }
+  }
+  if ('validation' in error && error.validation !== undefined) {
+    return { statusCode: 400, message: describeValidationError(error.validation, error.validationContext), headers: {} }
+  }
+  const statusCode = error.statusCode ?? 500
+  if (statusCode >= 400 && statusCode < 500) {
+    // Fastify's own 4xx (parsing, media type, size): a fixed message, never the parser's text.
+    const known = error.code !== undefined ? messageByFastifyCode[error.code] : undefined
+    if (known !== undefined) return { statusCode, message: known, headers: {} }
+    if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+      return { statusCode, message: 'Malformed JSON body', headers: {} }
+    }
+    return { statusCode, message: STATUS_CODES[statusCode] ?? 'Bad request', headers: {} }
+  }
+  if (statusCode === 503) return { statusCode, message: 'Service unavailable', headers: {} }
+  return { statusCode: 500, message: 'Internal server error', headers: {} }
+}
+
+/**
+ * Every failure, Fastify's own included, answers with the contract's error body and a code
+ * equal to the status. Nothing internal (stack, parser text, SQL) reaches a client.
+ */
+export default fp(async function errors (fastify: FastifyInstance) {
+  fastify.setErrorHandler(function handleError (error: FastifyError | HttpError, request, reply) {
+    const { statusCode, message, headers } = toPublicError(error)
+    if (statusCode >= 500) {
+      request.log.error({ err: error }, 'request failed')
+    } else {
+      request.log.info({ statusCode, reason: message }, 'request refused')
+    }
+    return reply.code(statusCode).headers(headers).send(errorBody(statusCode, message))
+  })
+
+  fastify.setNotFoundHandler(function notFound (_request, reply) {
+    return reply.code(404).send(errorBody(404, 'Not found'))
+  })
+}, { name: 'errors' })

@@ -1,0 +1,26 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { HttpError } from './errors.js'
+import { errorResponses } from '../schemas/common.js'
+
+const Status = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false })
+
+/** Probes for the orchestrator: live while the process runs, ready while the database answers. */
+export default fp(async function health (fastify: FastifyInstance) {
+  fastify.get('/health/live', {
+    schema: { tags: ['operations'], summary: 'The process runs', response: { 200: Status } }
+  }, async () => ({ status: 'ok' as const }))
+
+  fastify.get('/health/ready', {
+    schema: { tags: ['operations'], summary: 'The database answers', response: { 200: Status, ...errorResponses(503) } }
+  }, async (request) => {
+    try {
+      await fastify.store.ping()
+    } catch (error) {
+      request.log.warn({ err: error }, 'database not ready')
+      throw new HttpError(503, 'Database unavailable')
+    }
+    return { status: 'ok' as const }
+  })
+}, { name: 'health', dependencies: ['store'] })

@@ -1,0 +1,90 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { Redis } from 'ioredis'
+import { HttpError } from './errors.js'
+import { type FailureCounter, MemoryFailureCounter, RedisFailureCounter } from '../lib/failure-counter.js'
+
+export interface LoginThrottleOptions {
+  redisUrl?: string
+  /** Failed logins allowed per username in a window. */
+  maxFailuresPerUsername?: number
+  /** Failed logins allowed per client address in a window. */
+  maxFailuresPerAddress?: number
+  windowSeconds?: number
+}
+
+export interface LoginThrottle {
+  /** Throws 429 when this username or this address has failed too often. */
+  check: (request: FastifyRequest, username: string) => Promise<void>
+  recordFailure: (request: FastifyRequest, username: string) => Promise<void>
+  recordSuccess: (request: FastifyRequest, username: string) => Promise<void>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    loginThrottle: LoginThrottle
+  }
+}
+
+export const loginThrottleDefaults = {
+  maxFailuresPerUsername: 5,
+  maxFailuresPerAddress: 20,
+  windowSeconds: 900
+} as const
+
+const usernameKey = (username: string) => `user:${username.toLowerCase()}`
+const addressKey = (request: FastifyRequest) => `addr:${request.ip}`
+
+function connectRedis (fastify: FastifyInstance, url: string): Redis {
+  // No offline queue: while Redis is down, logins answer 503 at once instead of hanging.
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
+  redis.on('error', (error) => { fastify.log.warn({ err: error }, 'login throttle store unavailable') })
+  return redis
+}
+
+/** A throttle that cannot count must not let guesses through: the login answers 503. */
+async function unavailableOnFailure<T> (operation: Promise<T>): Promise<T> {
+  try {
+    return await operation
+  } catch {
+    throw new HttpError(503, 'Service unavailable')
+  }
+}
+
+/**
+ * Throttles failed logins, not logins: @fastify/rate-limit counts every request, while a
+ * password-guessing defence must count failures per username and per client address (the
+ * address is the socket's unless TRUST_PROXY names the load balancer).
+ */
+export default fp(async function loginThrottle (fastify: FastifyInstance, options: LoginThrottleOptions) {
+  const limits = { ...loginThrottleDefaults, ...options }
+  const windowMs = limits.windowSeconds * 1000
+  const counter: FailureCounter = options.redisUrl !== undefined
+    ? new RedisFailureCounter(connectRedis(fastify, options.redisUrl), windowMs)
+    : new MemoryFailureCounter(windowMs)
+  fastify.addHook('onClose', async () => { await counter.close() })
+
+  async function tooMany (key: string, max: number): Promise<number> {
+    const { failures, retryAfterSeconds } = await unavailableOnFailure(counter.get(key))
+    return failures >= max ? retryAfterSeconds : 0
+  }
+
+  fastify.decorate('loginThrottle', {
+    async check (request, username) {
+      const waits = await Promise.all([
+        tooMany(usernameKey(username), limits.maxFailuresPerUsername),
+        tooMany(addressKey(request), limits.maxFailuresPerAddress)
+      ])
+      const retryAfter = Math.max(...waits)
+      if (retryAfter > 0) {
+        throw new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfter) })
+      }
+    },
+    async recordFailure (request, username) {
+      await unavailableOnFailure(Promise.all([counter.record(usernameKey(username)), counter.record(addressKey(request))]))
+    },
+    async recordSuccess (_request, username) {
+      await unavailableOnFailure(counter.reset(usernameKey(username)))
+    }
+  } satisfies LoginThrottle)
+}, { name: 'login-throttle' })

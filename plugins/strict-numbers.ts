@@ -1,0 +1,41 @@
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import { HttpError } from './errors.js'
+
+/** A plain decimal number: what a client means by `latitude=51.5` or `timestamp=-86400`. */
+const DECIMAL_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
+
+interface NumericParameter { name: string, type: 'number' | 'integer' }
+
+function numericParameters (querystring: unknown): NumericParameter[] {
+  const properties = (querystring as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {}
+  return Object.entries(properties)
+    .filter(([, schema]) => schema.type === 'number' || schema.type === 'integer')
+    .map(([name, schema]) => ({ name, type: schema.type as NumericParameter['type'] }))
+}
+
+/**
+ * Ajv's string coercion takes `0x10`, ` 12`, `Infinity` and `1e400` for numbers, and lets the
+ * infinite ones past `minimum`/`maximum`. Before schema validation (and after any token guard),
+ * every numeric query parameter must be a finite decimal number, or the request answers 400
+ * naming the parameter, as a schema failure would.
+ */
+export default fp(async function strictNumbers (fastify: FastifyInstance) {
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    const parameters = numericParameters(route.schema?.querystring)
+    if (parameters.length === 0) return
+    const check = async (request: FastifyRequest) => {
+      const query = request.query as Record<string, unknown>
+      for (const { name, type } of parameters) {
+        const value = query[name]
+        if (value === undefined) continue
+        const text = Array.isArray(value) && value.length === 1 ? value[0] : value
+        if (typeof text !== 'string' || !DECIMAL_NUMBER.test(text) || !Number.isFinite(Number(text))) {
+          throw new HttpError(400, `${name} must be ${type === 'integer' ? 'an integer' : 'a number'}`)
+        }
+      }
+    }
+    const existing = route.preValidation
+    route.preValidation = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), check]
+  })
+}, { name: 'strict-numbers' })

@@ -1,0 +1,44 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { LoginRequest, TokenPair } from '../../../schemas/auth.js'
+import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
+import { HttpError } from '../../../plugins/errors.js'
+import { hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from '../../../lib/passwords.js'
+
+const login: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.post('/api/auth/login', {
+    schema: {
+      tags: ['auth'],
+      summary: 'Trade a username and password for an access and a refresh token',
+      description: 'Wrong password and unknown username answer alike. Repeated failures per username ' +
+        'or per client address answer 429 with Retry-After.',
+      consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      body: ref(LoginRequest),
+      response: { 200: ref(TokenPair), ...errorResponses(...commonErrors, 403, 413, 415) }
+    }
+  }, async (request) => {
+    const { username, password } = request.body
+    await fastify.loginThrottle.check(request, username)
+
+    const user = await fastify.store.findByUsername(username)
+    const passwordMatches = user === undefined
+      ? await verifyAgainstDummy(password)
+      : await verifyPassword(user.passwordHash, password)
+    if (user === undefined || !passwordMatches) {
+      await fastify.loginThrottle.recordFailure(request, username)
+      throw new HttpError(403, 'Invalid credentials')
+    }
+
+    await fastify.loginThrottle.recordSuccess(request, username)
+    if (needsRehash(user.passwordHash)) {
+      await fastify.store.replacePasswordHash(user.id, user.passwordHash, await hashPassword(password))
+    }
+    await fastify.store.markSeen(user.id)
+    return {
+      access_token: fastify.tokens.issueAccessToken(user),
+      refresh_token: fastify.tokens.issueRefreshToken(user),
+      expires_in: fastify.tokens.accessTtlSeconds
+    }
+  })
+}
+
+export default login

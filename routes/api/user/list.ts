@@ -1,0 +1,56 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
+import { UserListQuery, UserPage } from '../../../schemas/user.js'
+import { ageOn, isOnline, linkedPages, pageWindow, totalPages } from '../../../lib/users.js'
+import type { UserRecord } from '../../../lib/store/user-store.js'
+
+const DEFAULT_PER_PAGE = 20
+const LIST_PATH = '/api/user/list'
+
+/** Page 1 is the bare path; other pages and a non-default page size travel in the query. */
+export function pageLink (page: number, perPage: number): string {
+  const query = new URLSearchParams()
+  if (page !== 1) query.set('page', String(page))
+  if (perPage !== DEFAULT_PER_PAGE) query.set('per_page', String(perPage))
+  const search = query.toString()
+  return search === '' ? LIST_PATH : `${LIST_PATH}?${search}`
+}
+
+export interface UserListOptions { onlineWindowSeconds: number }
+
+const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options) => {
+  fastify.get(LIST_PATH, {
+    schema: {
+      tags: ['users'],
+      summary: 'One page of the user directory, in id order',
+      security: [{ accessToken: [] }],
+      querystring: UserListQuery,
+      response: { 200: ref(UserPage), ...errorResponses(...commonErrors, 403) }
+    },
+    preValidation: fastify.requireAccessToken
+  }, async (request) => {
+    const page = request.query.page ?? 1
+    const perPage = request.query.per_page ?? DEFAULT_PER_PAGE
+    const { offset, limit } = pageWindow(page, perPage)
+    const total = await fastify.store.count()
+    const users = offset < total ? await fastify.store.list(offset, limit) : []
+    const lastPage = totalPages(total, perPage)
+    const now = new Date()
+    const toPublicUser = (user: UserRecord) => ({
+      id: String(user.id),
+      name: user.name,
+      birthdate: user.birthdate,
+      gender: user.gender,
+      short_desc: user.shortDesc,
+      age: ageOn(user.birthdate, now),
+      online: isOnline(user, now.getTime(), options.onlineWindowSeconds)
+    })
+    return {
+      meta: { count_total: total, count_loaded: users.length, current_page: page, total_pages: lastPage },
+      data: users.map(toPublicUser),
+      links: linkedPages(page, lastPage).map((linked) => pageLink(linked, perPage))
+    }
+  })
+}
+
+export default list

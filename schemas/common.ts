@@ -1,0 +1,33 @@
+import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox'
+
+/**
+ * A `$ref` to a named schema (one with a stable `$id`) that keeps the schema's static type,
+ * so routes and the type provider see the real shape while OpenAPI shows one named component.
+ */
+export function ref<T extends TSchema> (schema: T): TUnsafe<Static<T>> {
+  if (typeof schema.$id !== 'string') throw new TypeError('ref() needs a schema with an $id')
+  return Type.Unsafe<Static<T>>(Type.Ref(`${schema.$id}#`))
+}
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.Integer({ description: 'The HTTP status of the response', minimum: 400, maximum: 599 }),
+      message: Type.String({ description: 'Short English description of the failure' })
+    }, { additionalProperties: false })
+  },
+  { $id: 'ErrorBody', additionalProperties: false, description: 'Body of every non-2xx response' }
+)
+export type ErrorBody = Static<typeof ErrorBody>
+
+/** The response map entries for the given error statuses, all of the one ErrorBody shape. */
+export function errorResponses<const C extends readonly number[]> (...codes: C): { [K in C[number]]: TUnsafe<ErrorBody> } {
+  return Object.fromEntries(codes.map((code) => [code, ref(ErrorBody)])) as { [K in C[number]]: TUnsafe<ErrorBody> }
+}
+
+/** The statuses any route can answer whatever its own logic: bad input, overload, failure. */
+export const commonErrors = [400, 429, 500, 503] as const
+
+export const Page = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1, description: 'Page number, from 1' })
+export const PerPage = Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Users per page' })
+export const AccessTokenParam = Type.String({ description: 'Access token from /api/auth/login', minLength: 1 })
