@@ -1,0 +1,64 @@
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { ConfigError, loadConfig, readEnv, trustProxyOption } from '../config.js'
+
+t.test('defaults are the contract\'s (CONTRACT C Configuration)', async (t) => {
+  const env = readEnv({})
+  t.match(env, {
+    PORT: 3000, HOST: '127.0.0.1', DATABASE_URL: 'sqlite:data/meridian.db', ACCESS_TOKEN_TTL: 3600,
+    REFRESH_TOKEN_TTL: 2592000, ONLINE_WINDOW: 300, BODY_LIMIT: 1048576, LOG_LEVEL: 'info', NODE_ENV: 'development'
+  })
+  t.equal(env.JWT_SECRET, undefined)
+  t.equal(env.TRUST_PROXY, undefined)
+  t.equal(env.REDIS_URL, undefined)
+})
+
+t.test('invalid configuration fails with one line naming the variable', async (t) => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ ACCESS_TOKEN_TTL: '0' }, 'ACCESS_TOKEN_TTL'],
+    [{ REFRESH_TOKEN_TTL: '1.5' }, 'REFRESH_TOKEN_TTL'],
+    [{ ONLINE_WINDOW: '-3' }, 'ONLINE_WINDOW'],
+    [{ BODY_LIMIT: 'lots' }, 'BODY_LIMIT'],
+    [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ NODE_ENV: 'production' }, 'JWT_SECRET'],
+    [{ JWT_SECRET: 'x'.repeat(32), JWT_PREVIOUS_SECRETS: 'short' }, 'JWT_PREVIOUS_SECRETS']
+  ]
+  for (const [env, variable] of cases) {
+    const error = t.throws(() => loadConfig(env), ConfigError, JSON.stringify(env)) as unknown as Error
+    t.match(error.message, variable, JSON.stringify(env))
+    t.notMatch(error.message, '\n', 'one line')
+  }
+})
+
+t.test('without JWT_SECRET a key is generated once beside the embedded database', async (t) => {
+  const directory = t.testdir()
+  const env = { DATABASE_URL: `sqlite:${join(directory, 'db', 'meridian.db')}` }
+  const first = loadConfig(env)
+  const second = loadConfig(env)
+  t.ok(first.JWT_SECRET.length >= 32)
+  t.equal(second.JWT_SECRET, first.JWT_SECRET, 'kept across starts')
+  const file = join(directory, 'db', 'jwt-secret')
+  t.ok(existsSync(file))
+  t.equal(readFileSync(file, 'utf8'), first.JWT_SECRET)
+  t.equal(statSync(file).mode & 0o077, 0, 'readable by the owner only')
+  t.equal(loadConfig({ ...env, JWT_SECRET: 'y'.repeat(40) }).JWT_SECRET, 'y'.repeat(40), 'JWT_SECRET wins')
+})
+
+t.test('PostgreSQL needs an explicit JWT_SECRET (replicas must share it)', async (t) => {
+  t.throws(() => loadConfig({ DATABASE_URL: 'postgres://localhost/meridian' }), { message: /JWT_SECRET/ })
+})
+
+t.test('TRUST_PROXY: hops, true, or addresses', async (t) => {
+  t.equal(trustProxyOption(undefined), false)
+  t.equal(trustProxyOption('true'), true)
+  t.same(trustProxyOption('10.0.0.1, 10.0.0.0/8'), ['10.0.0.1', '10.0.0.0/8'])
+  const hops = trustProxyOption('1') as (address: string, hop: number) => boolean
+  t.equal(hops('10.0.0.1', 0), true)
+  t.equal(hops('10.0.0.1', 1), false)
+})

@@ -1,0 +1,57 @@
+import { join } from 'node:path'
+import type { Test } from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { buildApp, type BuildOptions } from '../app.js'
+import { type Config, loadConfig } from '../config.js'
+import { hashPassword } from '../lib/passwords.js'
+import type { UserRecord } from '../lib/store/user-store.js'
+
+export const TEST_JWT_SECRET = 'test-secret-that-is-at-least-32-characters-long'
+
+/** A configuration as production reads it, on a fresh SQLite file in the test's own directory. */
+export function testConfig (t: Test, env: Record<string, string> = {}): Config {
+  const directory = t.testdir()
+  return loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: `sqlite:${join(directory, 'meridian.db')}`,
+    JWT_SECRET: TEST_JWT_SECRET,
+    ...env
+  })
+}
+
+/** The real app, from the same factory as production, closed when the test ends. */
+export async function build (t: Test, env: Record<string, string> = {}, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = await buildApp(testConfig(t, env), options)
+  t.teardown(async () => { await app.close() })
+  await app.ready()
+  return app
+}
+
+export interface TestUserInput {
+  username: string
+  password: string
+  name?: string
+  birthdate?: string
+  gender?: string
+  shortDesc?: string
+}
+
+export async function addUser (app: FastifyInstance, input: TestUserInput): Promise<UserRecord> {
+  return await app.store.add({
+    username: input.username,
+    passwordHash: await hashPassword(input.password),
+    name: input.name ?? input.username,
+    birthdate: input.birthdate ?? '1990-06-15',
+    gender: input.gender ?? 'unspecified',
+    shortDesc: input.shortDesc ?? ''
+  })
+}
+
+export interface Tokens { access_token: string, refresh_token: string, expires_in: number }
+
+export async function login (app: FastifyInstance, username: string, password: string): Promise<Tokens> {
+  const response = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password } })
+  if (response.statusCode !== 200) throw new Error(`login failed: ${response.statusCode} ${response.body}`)
+  return response.json<Tokens>()
+}

@@ -1,0 +1,61 @@
+import t from 'tap'
+import { InvalidTokenError, MAX_TOKEN_LENGTH, TokenService, keyIdOf } from '../../lib/tokens.js'
+import { forgeries } from '../forge.js'
+import { TEST_JWT_SECRET } from '../helper.js'
+
+const OLD_SECRET = 'the-previous-secret-that-is-32-characters-or-more'
+const RETIRED_SECRET = 'a-retired-secret-no-longer-listed-anywhere-at-all'
+
+const service = (current: string, previous: string[] = []) =>
+  new TokenService({ currentSecret: current, previousSecrets: previous, accessTtlSeconds: 60, refreshTtlSeconds: 600 })
+
+t.test('issued tokens verify for their own use only', async (t) => {
+  const tokens = service(TEST_JWT_SECRET)
+  const access = tokens.issueAccessToken({ id: 7, tokenVersion: 3 })
+  const refresh = tokens.issueRefreshToken({ id: 7, tokenVersion: 3 })
+  t.same(tokens.verify(access, 'access'), { userId: 7, tokenVersion: 3, use: 'access' })
+  t.same(tokens.verify(refresh, 'refresh'), { userId: 7, tokenVersion: 3, use: 'refresh' })
+  t.throws(() => tokens.verify(access, 'refresh'), InvalidTokenError)
+  t.throws(() => tokens.verify(refresh, 'access'), InvalidTokenError)
+})
+
+t.test('tokens carry the header and claims the verifier pins', async (t) => {
+  const token = service(TEST_JWT_SECRET).issueAccessToken({ id: 7, tokenVersion: 0 })
+  const [header, payload] = token.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()))
+  t.match(header, { alg: 'HS256', kid: keyIdOf(TEST_JWT_SECRET) })
+  t.match(payload, { sub: '7', token_use: 'access', ver: 0, iss: 'meridian', aud: 'meridian-api' })
+  t.equal(payload.exp - payload.iat, 60, 'exp follows the access TTL')
+})
+
+t.test('every forgery is refused', async (t) => {
+  const tokens = service(TEST_JWT_SECRET)
+  for (const use of ['access', 'refresh'] as const) {
+    for (const [attack, token] of Object.entries(forgeries(1, use))) {
+      if (attack === 'stale token version') continue // a valid signature: the user check refuses it (route tests)
+      t.throws(() => tokens.verify(token, use), InvalidTokenError, `${use}: ${attack}`)
+    }
+  }
+})
+
+t.test('an oversized token is refused before any decoding', async (t) => {
+  const tokens = service(TEST_JWT_SECRET)
+  t.throws(() => tokens.verify('a'.repeat(MAX_TOKEN_LENGTH + 1), 'access'), { message: 'missing or oversized token' })
+  t.throws(() => tokens.verify(undefined, 'access'), { message: 'missing or oversized token' })
+  t.throws(() => tokens.verify(['a', 'b'], 'access'), { message: 'missing or oversized token' })
+})
+
+t.test('key rotation: old tokens verify until retired, new tokens use the new key', async (t) => {
+  const before = service(OLD_SECRET)
+  const oldToken = before.issueAccessToken({ id: 1, tokenVersion: 0 })
+  const retiredToken = service(RETIRED_SECRET).issueAccessToken({ id: 1, tokenVersion: 0 })
+
+  const after = service(TEST_JWT_SECRET, [OLD_SECRET])
+  t.equal(after.verify(oldToken, 'access').userId, 1, 'a token of the previous key still works')
+  t.throws(() => after.verify(retiredToken, 'access'), InvalidTokenError, 'a retired key is refused')
+  const newToken = after.issueAccessToken({ id: 1, tokenVersion: 0 })
+  t.equal(JSON.parse(Buffer.from(newToken.split('.')[0] as string, 'base64url').toString()).kid, keyIdOf(TEST_JWT_SECRET))
+  t.throws(() => before.verify(newToken, 'access'), InvalidTokenError, 'the new key is unknown to a replica not yet rotated')
+
+  const finished = service(TEST_JWT_SECRET)
+  t.throws(() => finished.verify(oldToken, 'access'), InvalidTokenError, 'once the old key is dropped its tokens stop working')
+})

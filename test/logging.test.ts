@@ -1,0 +1,36 @@
+import { PassThrough } from 'node:stream'
+import t from 'tap'
+import { addUser, build } from './helper.js'
+
+t.test('no token or password reaches the logs at any level', async (t) => {
+  const stream = new PassThrough()
+  const lines: string[] = []
+  stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)))
+  const app = await build(t, { LOG_LEVEL: 'trace' }, { logStream: stream })
+  const password = 'correct-horse-battery-staple'
+  await addUser(app, { username: 'ada', password })
+
+  const loginResponse = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'ada', password } })
+  const { access_token: access, refresh_token: refresh } = loginResponse.json()
+  const formLogin = await app.inject({
+    method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `username=ada&password=${password}`
+  })
+  const refreshed = (await app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: refresh } })).json().access_token
+  await app.inject({ url: `/api/user/list?access_token=${access}&page=1` })
+  await app.inject({ url: `/api/user/list?page=0&access_token=${refreshed}` })
+  await app.inject({ url: `/api/user/list?access_token=${refresh}` })
+  await app.inject({ url: `/api/user/list?access_token=${access}x` })
+  await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'ada', password: `${password}-wrong` } })
+  await app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: `${refresh}x` } })
+  await app.inject({ url: '/api/user/list', headers: { authorization: `Bearer ${access}` } })
+  await app.close()
+
+  t.equal(formLogin.statusCode, 200)
+  t.ok(lines.length > 20, `captured ${lines.length} log lines`)
+  t.ok(lines.some((line) => line.includes('access_token=[REDACTED]')), 'request URLs are logged, redacted')
+  const log = lines.join('\n')
+  for (const [name, secret] of Object.entries({ password, access, refresh, refreshed, signature: (access as string).split('.')[2] })) {
+    t.notOk(log.includes(secret), `${name} is not in the logs`)
+  }
+})

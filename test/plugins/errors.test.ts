@@ -1,0 +1,54 @@
+import t from 'tap'
+import { buildApp } from '../../app.js'
+import { testConfig } from '../helper.js'
+import { describeValidationError } from '../../plugins/errors.js'
+
+t.test('an unknown route answers 404 Not found with the error body', async (t) => {
+  const app = await buildApp(testConfig(t))
+  t.teardown(async () => { await app.close() })
+  for (const [method, url] of [['GET', '/nope'], ['POST', '/api/user/list'], ['DELETE', '/api/auth/login']] as const) {
+    const response = await app.inject({ method, url })
+    t.equal(response.statusCode, 404, `${method} ${url}`)
+    t.equal(response.headers['content-type'], 'application/json; charset=utf-8')
+    t.same(response.json(), { error: { code: 404, message: 'Not found' } })
+  }
+})
+
+t.test('an unexpected failure answers 500 with no internal detail', async (t) => {
+  const app = await buildApp(testConfig(t))
+  t.teardown(async () => { await app.close() })
+  app.get('/explode', async () => { throw new Error('SELECT secret FROM internals at line 42') })
+  app.get('/explode-with-status', async () => { throw Object.assign(new Error('db password is hunter2'), { statusCode: 502 }) })
+  for (const url of ['/explode', '/explode-with-status']) {
+    const response = await app.inject({ url })
+    t.equal(response.statusCode, 500, url)
+    t.same(response.json(), { error: { code: 500, message: 'Internal server error' } })
+    t.notMatch(response.body, /secret|hunter2|at line|stack/)
+  }
+})
+
+t.test('a body over BODY_LIMIT answers 413 with the error body', async (t) => {
+  const app = await buildApp(testConfig(t, { BODY_LIMIT: '100' }))
+  t.teardown(async () => { await app.close() })
+  const response = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'a', password: 'x'.repeat(200) } })
+  t.equal(response.statusCode, 413)
+  t.same(response.json(), { error: { code: 413, message: 'Body too large' } })
+})
+
+t.test('a JSON body with prototype-poisoning keys is refused and harms nothing', async (t) => {
+  const app = await buildApp(testConfig(t))
+  t.teardown(async () => { await app.close() })
+  const response = await app.inject({
+    method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' },
+    payload: '{"username":"a","password":"b","__proto__":{"polluted":true}}'
+  })
+  t.equal(response.statusCode, 400)
+  t.equal(response.json().error.code, 400)
+  t.equal(({} as Record<string, unknown>).polluted, undefined)
+})
+
+t.test('validation messages name the field', async (t) => {
+  t.equal(describeValidationError([{ keyword: 'maximum', instancePath: '/latitude', schemaPath: '', params: {}, message: 'must be <= 90' }]), 'latitude must be <= 90')
+  t.equal(describeValidationError([{ keyword: 'required', instancePath: '', schemaPath: '', params: { missingProperty: 'username' }, message: 'x' }]), 'username is required')
+  t.equal(describeValidationError([{ keyword: 'type', instancePath: '', schemaPath: '', params: {}, message: 'must be object' }], 'body'), 'body must be object')
+})
