@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import pg from 'pg'
+import { UserStore, UsernameTakenError, type NewUser } from '../../lib/store/user-store.js'
+import { buildApp } from '../../app.js'
+import { testConfig, TEST_JWT_SECRET } from '../helper.js'
+
+const newUser = (username: string, overrides: Partial<NewUser> = {}): NewUser => ({
+  username, passwordHash: `hash-of-${username}`, name: username, birthdate: '1991-03-04', gender: 'female', shortDesc: 'hi', ...overrides
+})
+
+/** The same behaviour is asked of every database the store speaks. */
+async function storeContract (t: Test, databaseUrl: string) {
+  const store = UserStore.open(databaseUrl)
+  t.teardown(async () => { await store.close() })
+  t.same(await store.migrate(), ['0001_users'], 'the first migration applies')
+  t.same(await store.migrate(), [], 'and only once')
+  await store.ping()
+
+  t.equal(await store.count(), 0)
+  const ada = await store.add(newUser('ada'), 1_700_000_000_000)
+  const grace = await store.add(newUser('grace', { birthdate: '1906-12-09', shortDesc: '' }))
+  t.match(ada, { id: Number, username: 'ada', passwordHash: 'hash-of-ada', birthdate: '1991-03-04', tokenVersion: 0, lastSeenAt: null, createdAt: 1_700_000_000_000 })
+  t.ok(grace.id > ada.id, 'ids ascend')
+  await t.rejects(store.add(newUser('ada')), UsernameTakenError)
+
+  t.equal(await store.count(), 2)
+  t.same((await store.list(0, 1)).map((u) => u.username), ['ada'])
+  t.same((await store.list(1, 10)).map((u) => u.username), ['grace'])
+  t.same(await store.list(5, 10), [])
+
+  await store.markSeen(ada.id, 1_800_000_000_000)
+  t.equal((await store.findById(ada.id))?.lastSeenAt, 1_800_000_000_000, 'a time past 2038 survives')
+
+  t.equal(await store.changePassword('ada', 'new-hash'), true)
+  t.match(await store.findByUsername('ada'), { passwordHash: 'new-hash', tokenVersion: 1 })
+  t.equal(await store.changePassword('nobody', 'x'), false)
+
+  await store.replacePasswordHash(ada.id, 'stale-hash', 'ignored')
+  t.equal((await store.findById(ada.id))?.passwordHash, 'new-hash', 'a rehash never overwrites a newer password')
+  await store.replacePasswordHash(ada.id, 'new-hash', 'stronger-hash')
+  t.match(await store.findById(ada.id), { passwordHash: 'stronger-hash', tokenVersion: 1 })
+
+  t.equal(await store.remove('grace'), true)
+  t.equal(await store.remove('grace'), false)
+  t.equal(await store.findByUsername('grace'), undefined)
+  t.equal(await store.findById(grace.id), undefined)
+}
+
+t.test('SQLite store', async (t) => {
+  await storeContract(t, `sqlite:${join(t.testdir(), 'store.db')}`)
+})
+
+const postgresUrl = process.env.TEST_DATABASE_URL
+t.test('PostgreSQL store and app', { skip: postgresUrl === undefined ? 'PostgreSQL tests skipped: set TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres) to run them' : false }, async (t) => {
+  // A database of its own per run, dropped afterwards, so runs never see each other's rows.
+  const admin = new pg.Client({ connectionString: postgresUrl })
+  await admin.connect()
+  const name = `meridian_test_${randomBytes(6).toString('hex')}`
+  await admin.query(`CREATE DATABASE ${name}`)
+  t.teardown(async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await admin.end()
+  })
+  const url = new URL(postgresUrl as string)
+  url.pathname = `/${name}`
+
+  await t.test('store contract', async (t) => { await storeContract(t, url.toString()) })
+
+  await t.test('login, list and revocation through the app', async (t) => {
+    const app = await buildApp(testConfig(t, { DATABASE_URL: url.toString(), JWT_SECRET: TEST_JWT_SECRET }))
+    t.teardown(async () => { await app.close() })
+    await app.ready()
+    const { hashPassword } = await import('../../lib/passwords.js')
+    await app.store.add(newUser('pg-user', { passwordHash: await hashPassword('pg-password') }))
+    const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'pg-user', password: 'pg-password' } })
+    t.equal(login.statusCode, 200)
+    const token = login.json().access_token as string
+    const page = await app.inject({ url: `/api/user/list?access_token=${token}` })
+    t.equal(page.statusCode, 200)
+    t.match(page.json().data.find((u: { name: string }) => u.name === 'pg-user'), { online: true, birthdate: '1991-03-04' })
+    t.equal((await app.inject({ url: '/health/ready' })).statusCode, 200)
+    await app.store.changePassword('pg-user', 'other')
+    t.equal((await app.inject({ url: `/api/user/list?access_token=${token}` })).statusCode, 403)
+  })
+})
