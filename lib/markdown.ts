@@ -1,0 +1,176 @@
+import MarkdownIt, { type Options, type StateBlock, type StateCore } from 'markdown-it'
+
+/**
+ * Markdown to HTML that is safe to embed: CommonMark plus GitHub tables and strikethrough,
+ * raw HTML escaped, dangerous URL schemes never emitted as links, and work bounded by the size
+ * of the input whatever its shape. Knows nothing of HTTP.
+ */
+
+/** Longest accepted source, in UTF-16 code units; the request schema enforces it. */
+export const MAX_MARKDOWN_LENGTH = 1_048_576
+
+/**
+ * markdown-it's nesting limit (blocks and inline links/images). Kept at the CommonMark
+ * preset's 20: measured, no category's cost per byte grows with it except block quotes,
+ * which have their own, lower cap below. Containers that would pass it stay text (see
+ * `refuseBeyondNesting`), because markdown-it itself would drop the rest of the document.
+ */
+export const MAX_NESTING = 20
+
+/**
+ * Deepest block quote. Each lazy continuation line (`b` after `> > > a`) is rescanned once per
+ * open quote, so the work per line grows with the depth; at 8 a 1 MiB document of one-letter
+ * lines inside the deepest quote renders in about the time of the same lines without quotes.
+ * Deeper `>` markers render as text.
+ */
+export const MAX_BLOCKQUOTE_DEPTH = 8
+
+/**
+ * Table cells per document. GitHub tables pad short rows with empty cells, so a 2 KB table can
+ * expand to 65,536 cells (markdown-it's own cap is per table); past this budget a table
+ * renders as text, which keeps output linear in the input.
+ */
+export const MAX_TABLE_CELLS = 100_000
+
+/**
+ * Link and image attributes (href, src, title) may total this many times the source length.
+ * A reference definition can be used any number of times, each use copying its URL and title
+ * (`[r]: /<100 KB>` then `[r][r][r]…`): past the budget, links and images lose those attributes.
+ */
+export const LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR = 10
+
+const BLOCKED_SCHEMES = new Set(['javascript', 'vbscript', 'file', 'data'])
+const SAFE_DATA_IMAGE = /^data:image\/(?:gif|png|jpeg|webp)[;,]/
+const SCHEME = /^([a-z][a-z0-9+.-]*):/
+/* eslint-disable-next-line no-control-regex */
+const EDGE_CONTROLS_AND_SPACES = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g
+const TAB_AND_NEWLINES = /[\t\n\r]/g
+const PERCENT_ESCAPE = /%([0-9a-f]{2})/gi
+
+/** The URL as a browser's URL parser sees it before reading the scheme (WHATWG URL, step 1–3). */
+function asBrowserReadsIt (url: string): string {
+  return url.replace(EDGE_CONTROLS_AND_SPACES, '').replace(TAB_AND_NEWLINES, '').toLowerCase()
+}
+
+function hasSafeScheme (url: string): boolean {
+  const candidate = asBrowserReadsIt(url)
+  const scheme = SCHEME.exec(candidate)?.[1]
+  if (scheme === undefined || !BLOCKED_SCHEMES.has(scheme)) return true
+  return SAFE_DATA_IMAGE.test(candidate)
+}
+
+/**
+ * The URL policy for links, images, autolinks and reference definitions: refuse the schemes
+ * `javascript:`, `vbscript:`, `file:` and `data:` (except `data:image/gif|png|jpeg|webp`).
+ *
+ * markdown-it calls it with the destination already entity-decoded and percent-encoded, which
+ * is exactly the attribute value a browser will read. markdown-it's default only trims and
+ * lowercases; this one also strips what a browser strips (C0 controls and spaces at the ends,
+ * tabs and newlines anywhere) and checks the percent-decoded form too, so `java%09script:` and
+ * `%01javascript:` are refused even though a browser would read them as relative paths.
+ * Refusing is always safe: the destination then renders as plain text.
+ */
+export function isSafeUrl (url: string): boolean {
+  const decoded = url.replace(PERCENT_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+  return hasSafeScheme(url) && hasSafeScheme(decoded)
+}
+
+/** Per-render state of the bounds; markdown-it hands it to every rule as `state.env`. */
+interface RenderBudget {
+  blockquoteDepth: number
+  tableCellsLeft: number
+}
+
+type BlockRule = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean
+
+/**
+ * Replaces one of markdown-it's block rules with a wrapper around it. markdown-it exposes the
+ * built-in rule functions only through the ruler's internal list; a missing rule fails at
+ * start-up rather than silently dropping a bound.
+ */
+function wrapBlockRule (md: MarkdownIt, name: string, wrap: (original: BlockRule) => BlockRule): void {
+  const { __rules__: rules } = md.block.ruler as unknown as { __rules__: Array<{ name: string, fn: BlockRule, alt: string[] }> }
+  const rule = rules.find((candidate) => candidate.name === name)
+  if (rule === undefined) throw new Error(`markdown-it has no block rule named ${name}`)
+  md.block.ruler.at(name, wrap(rule.fn), { alt: [...rule.alt] })
+}
+
+/**
+ * A container whose content would reach `maxNesting` is not opened: its marker stays text.
+ * (markdown-it would open it and then skip everything up to the end of the enclosing block,
+ * which for a list item is the rest of the document.) `levels` is how many nesting levels the
+ * container opens before its content: 1 for a block quote, 2 for a list (list and item).
+ */
+function refuseBeyondNesting (levels: number) {
+  return (original: BlockRule): BlockRule => (state, startLine, endLine, silent) =>
+    state.level + levels < MAX_NESTING && original(state, startLine, endLine, silent)
+}
+
+function limitBlockquoteDepth (original: BlockRule): BlockRule {
+  return (state, startLine, endLine, silent) => {
+    const budget = state.env as RenderBudget
+    if (budget.blockquoteDepth >= MAX_BLOCKQUOTE_DEPTH) return false
+    budget.blockquoteDepth++
+    try {
+      return original(state, startLine, endLine, silent)
+    } finally {
+      budget.blockquoteDepth--
+    }
+  }
+}
+
+function limitTableCells (original: BlockRule): BlockRule {
+  return (state, startLine, endLine, silent) => {
+    const budget = state.env as RenderBudget
+    if (budget.tableCellsLeft <= 0) return false
+    const firstNewToken = state.tokens.length
+    const matched = original(state, startLine, endLine, silent)
+    for (let index = firstNewToken; index < state.tokens.length; index++) {
+      const type = state.tokens[index]?.type
+      if (type === 'td_open' || type === 'th_open') budget.tableCellsLeft--
+    }
+    return matched
+  }
+}
+
+const LINK_ATTRIBUTES = new Set(['href', 'src', 'title'])
+
+/** Core rule: once links and images have copied too much, the rest keep only their text. */
+function limitLinkAttributes (state: StateCore): void {
+  let budget = state.src.length * LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
+  for (const block of state.tokens) {
+    for (const token of block.children ?? []) {
+      if ((token.type !== 'link_open' && token.type !== 'image') || token.attrs === null) continue
+      for (const [name, value] of token.attrs) {
+        if (LINK_ATTRIBUTES.has(name)) budget -= value.length
+      }
+      if (budget < 0) token.attrs = token.attrs.filter(([name]) => !LINK_ATTRIBUTES.has(name))
+    }
+  }
+}
+
+function createRenderer (): MarkdownIt {
+  // markdown-it reads maxNesting from its options; @types/markdown-it does not declare it.
+  const options: Options & { maxNesting: number } = {
+    html: false,
+    linkify: false,
+    typographer: false,
+    maxNesting: MAX_NESTING
+  }
+  const md = new MarkdownIt('commonmark', options)
+  md.enable(['table', 'strikethrough'])
+  md.validateLink = isSafeUrl
+  wrapBlockRule(md, 'blockquote', (original) => limitBlockquoteDepth(refuseBeyondNesting(1)(original)))
+  wrapBlockRule(md, 'list', refuseBeyondNesting(2))
+  wrapBlockRule(md, 'table', limitTableCells)
+  md.core.ruler.after('inline', 'limit_link_attributes', limitLinkAttributes)
+  return md
+}
+
+const renderer = createRenderer()
+
+/** HTML for a Markdown source; `""` for `""`. Safe to insert into a web page as it is. */
+export function renderSafeMarkdown (source: string): string {
+  const budget: RenderBudget = { blockquoteDepth: 0, tableCellsLeft: MAX_TABLE_CELLS }
+  return renderer.render(source, budget)
+}

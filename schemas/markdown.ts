@@ -1,0 +1,20 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { MAX_MARKDOWN_LENGTH } from '../lib/markdown.js'
+
+export const MarkdownRequest = Type.Object({
+  markdown: Type.String({
+    maxLength: MAX_MARKDOWN_LENGTH,
+    description: 'CommonMark with GitHub tables and strikethrough. Raw HTML is shown as text; ' +
+      `at most ${MAX_MARKDOWN_LENGTH} characters (and the body at most BODY_LIMIT bytes).`,
+    examples: ['# Title\n\nSome *emphasis*, a [link](https://example.com) and `code`.']
+  })
+}, { $id: 'MarkdownRequest', description: 'JSON only (`Content-Type: application/json`)' })
+export type MarkdownRequest = Static<typeof MarkdownRequest>
+
+export const MarkdownHtml = Type.Object({
+  data: Type.String({
+    description: 'HTML safe to insert into a page: no raw HTML from the input, no script-capable ' +
+      'URL; empty for an empty source.'
+  })
+}, { $id: 'MarkdownHtml', additionalProperties: false })
+export type MarkdownHtml = Static<typeof MarkdownHtml>
