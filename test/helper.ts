@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
@@ -10,7 +12,9 @@ export const TEST_JWT_SECRET = 'test-secret-that-is-at-least-32-characters-long'
 
 /** A configuration as production reads it, on a fresh SQLite file in the test's own directory. */
 export function testConfig (t: Test, env: Record<string, string> = {}): Config {
-  const directory = t.testdir()
+  // A directory per call (t.testdir() would empty the test's one directory on each call).
+  const directory = mkdtempSync(join(tmpdir(), 'meridian-test-'))
+  t.teardown(() => { rmSync(directory, { recursive: true, force: true }) })
   return loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
