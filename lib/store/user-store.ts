@@ -3,20 +3,6 @@ import { connect, type Connection, type Dialect } from './connect.js'
 import { migrateToLatest, ping } from './migrations.js'
 import type { UsersTable } from './schema.js'
 
-export interface UserRecord {
-  id: number
-  username: string
-  passwordHash: string
-  name: string
-  birthdate: string
-  gender: string
-  shortDesc: string
-  tokenVersion: number
-  /** UNIX ms of the last login, refresh or authenticated request; null if never. */
-  lastSeenAt: number | null
-  createdAt: number
-}
-
 export interface NewUser {
   username: string
   passwordHash: string
@@ -24,6 +10,14 @@ export interface NewUser {
   birthdate: string
   gender: string
   shortDesc: string
+}
+
+export interface UserRecord extends NewUser {
+  id: number
+  tokenVersion: number
+  /** UNIX ms of the last login, refresh or authenticated request; null if never. */
+  lastSeenAt: number | null
+  createdAt: number
 }
 
 export class UsernameTakenError extends Error {
