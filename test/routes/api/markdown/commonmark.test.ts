@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import t from 'tap'
 import MarkdownIt from 'markdown-it'
-import { parseFragment } from 'parse5'
+import { parseFragment, type DefaultTreeAdapterMap } from 'parse5'
 import { build } from '../../../helper.js'
 import { normalizeHtml } from '../../../commonmark-normalize.js'
 
@@ -29,7 +29,7 @@ const MARKDOWN_ELEMENTS = new Set([
   'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 's', 'table', 'thead', 'tbody', 'tr', 'th', 'td'
 ])
 
-type Node = ReturnType<typeof parseFragment>['childNodes'][number]
+type Node = DefaultTreeAdapterMap['childNode']
 
 /** Element names, text and attribute values of an HTML fragment, as a browser reads them. */
 function contents (html: string): { elements: Set<string>, text: string } {
