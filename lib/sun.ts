@@ -8,16 +8,15 @@
  * Newton steps inside a bracket where the altitude is monotonic. A request costs a few dozen
  * trigonometric evaluations instead of astronomy-engine searches.
  */
-import {
-  Body,
-  EquatorFromVector,
-  GeoVector,
-  KM_PER_AU,
-  MakeTime,
-  RotateVector,
-  Rotation_EQJ_EQD,
-  SiderealTime
-} from 'astronomy-engine'
+import { createRequire } from 'node:module'
+
+/**
+ * astronomy-engine's ES-module build is a `.js` file in a package without `"type": "module"`:
+ * loaders that do not sniff the syntax (tap's TypeScript loader among them) take it for CommonJS
+ * and fail. Its CommonJS build is the same code and loads the same way everywhere.
+ */
+const astronomy = createRequire(import.meta.url)('astronomy-engine') as typeof import('astronomy-engine')
+const { Body, EquatorFromVector, GeoVector, KM_PER_AU, MakeTime, RotateVector, Rotation_EQJ_EQD, SiderealTime } = astronomy
 
 /** UNIX time in whole seconds. */
 export type UnixSeconds = number

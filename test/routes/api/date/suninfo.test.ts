@@ -1,0 +1,196 @@
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import { build } from '../../../helper.js'
+
+const URL_PATH = '/api/date/suninfo'
+const FIELDS = [
+  'sunrise', 'sunset', 'transit',
+  'civil_twilight_begin', 'civil_twilight_end',
+  'nautical_twilight_begin', 'nautical_twilight_end',
+  'astronomical_twilight_begin', 'astronomical_twilight_end'
+] as const
+type Field = typeof FIELDS[number]
+
+/** The contract's accuracy gate for every event that is not marginal. */
+const GATE_SECONDS = 60
+
+const query = (params: Record<string, string>): string => `${URL_PATH}?${new URLSearchParams(params).toString()}`
+
+t.test('answers the nine events and echoes the request', async (t) => {
+  const app = await build(t)
+  const response = await app.inject({ url: query({ timestamp: '1718884800', latitude: '60.5', longitude: '-0.25' }) })
+  t.equal(response.statusCode, 200)
+  t.equal(response.headers['content-type'], 'application/json; charset=utf-8')
+  const body = response.json()
+  t.same(Object.keys(body).sort(), ['data', 'meta'])
+  t.same(body.meta, { timestamp: 1718884800, latitude: 60.5, longitude: -0.25 }, 'meta echoes numbers, not strings')
+  t.same(Object.keys(body.data).sort(), [...FIELDS].sort())
+  for (const field of FIELDS) {
+    const value: unknown = body.data[field]
+    t.ok(value === null || Number.isInteger(value), `${field} is an integer or null`)
+  }
+  // 60.5°N at the June solstice: the Sun never gets 12° down, so nautical twilight never begins.
+  t.equal(body.data.nautical_twilight_begin, null)
+  t.type(body.data.sunrise, 'number')
+  t.ok(body.data.sunrise < body.data.transit && body.data.transit < body.data.sunset)
+})
+
+t.test('invalid input answers 400 naming the parameter', async (t) => {
+  const app = await build(t)
+  const valid = { timestamp: '0', latitude: '10', longitude: '20' }
+  const cases: Array<[string, Record<string, string | undefined>]> = [
+    ['timestamp', { timestamp: undefined }],
+    ['timestamp', { timestamp: '' }],
+    ['timestamp', { timestamp: 'abc' }],
+    ['timestamp', { timestamp: 'NaN' }],
+    ['timestamp', { timestamp: 'Infinity' }],
+    ['timestamp', { timestamp: '-Infinity' }],
+    ['timestamp', { timestamp: '1e400' }],
+    ['timestamp', { timestamp: '1.5' }],
+    ['timestamp', { timestamp: '-62135596801' }],
+    ['timestamp', { timestamp: '253402300800' }],
+    ['timestamp', { timestamp: '9007199254740993' }],
+    ['latitude', { latitude: undefined }],
+    ['latitude', { latitude: '' }],
+    ['latitude', { latitude: 'abc' }],
+    ['latitude', { latitude: 'NaN' }],
+    ['latitude', { latitude: 'Infinity' }],
+    ['latitude', { latitude: '-Infinity' }],
+    ['latitude', { latitude: '1e400' }],
+    ['latitude', { latitude: '90.0001' }],
+    ['latitude', { latitude: '-91' }],
+    ['longitude', { longitude: undefined }],
+    ['longitude', { longitude: '' }],
+    ['longitude', { longitude: 'east' }],
+    ['longitude', { longitude: 'NaN' }],
+    ['longitude', { longitude: 'Infinity' }],
+    ['longitude', { longitude: '-1e400' }],
+    ['longitude', { longitude: '180.5' }],
+    ['longitude', { longitude: '-181' }]
+  ]
+  for (const [name, change] of cases) {
+    const params = Object.fromEntries(Object.entries({ ...valid, ...change })
+      .filter((entry): entry is [string, string] => entry[1] !== undefined))
+    const response = await app.inject({ url: query(params) })
+    const label = `${name}=${JSON.stringify(change[name] ?? null)}`
+    t.equal(response.statusCode, 400, `${label} is refused`)
+    t.equal(response.headers['content-type'], 'application/json; charset=utf-8')
+    const body = response.json()
+    t.equal(body.error?.code, 400, `${label}: error body`)
+    t.match(body.error?.message, new RegExp(`^${name}\\b`), `${label}: "${String(body.error?.message)}" names ${name}`)
+  }
+  const repeated = await app.inject({ url: `${URL_PATH}?timestamp=0&latitude=1&latitude=2&longitude=0` })
+  t.equal(repeated.statusCode, 400, 'a repeated parameter is refused')
+})
+
+t.test('lenient number syntax gives the number it spells', async (t) => {
+  const app = await build(t)
+  const reference = (await app.inject({ url: query({ timestamp: '16', latitude: '0', longitude: '0' }) })).json()
+  for (const timestamp of ['0x10', ' 16', '16 ', '1.6e1']) {
+    const response = await app.inject({ url: query({ timestamp, latitude: '0', longitude: '0' }) })
+    t.equal(response.statusCode, 200, `timestamp ${JSON.stringify(timestamp)} is read as 16`)
+    t.same(response.json(), reference)
+  }
+})
+
+t.test('extreme valid input never fails', async (t) => {
+  const app = await build(t)
+  for (const timestamp of ['-62135596800', '-62135596799', '0', '-1', '253402300799']) {
+    for (const latitude of ['90', '-90', '89.9999', '-89.9999', '0']) {
+      for (const longitude of ['180', '-180', '0', '179.9999']) {
+        const response = await app.inject({ url: query({ timestamp, latitude, longitude }) })
+        t.equal(response.statusCode, 200, `${timestamp}, ${latitude}, ${longitude}`)
+        t.type(response.json().data.transit, 'number')
+      }
+    }
+  }
+  const east = (await app.inject({ url: query({ timestamp: '1000000000', latitude: '-18.1', longitude: '180' }) })).json()
+  const west = (await app.inject({ url: query({ timestamp: '1000000000', latitude: '-18.1', longitude: '-180' }) })).json()
+  for (const field of FIELDS) {
+    t.ok(Math.abs(east.data[field] - west.data[field]) <= 1, `${field}: +180 and -180 are the same day`)
+  }
+})
+
+// ---------------------------------------------------------------------------------------------
+// The reference: 459 cases from an independent high-precision computation (shared/reference/sun).
+
+interface ReferenceCase {
+  id: number
+  kind: string
+  timestamp: number
+  latitude: string
+  longitude: string
+  day0: number
+  ref: Array<number | null>
+  marginal?: Partial<Record<Field, string>>
+}
+
+interface Figures { errors: number[], nullMismatches: number }
+
+/** shared/ is checked out beside the repository: from test/routes/api/date, five levels up. */
+const referenceFile = new URL('../../../../../shared/reference/sun/cases.json', import.meta.url)
+
+function median (values: number[]): number {
+  if (values.length === 0) return Number.NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] as number : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
+}
+
+function describe (figures: Figures): string {
+  const max = figures.errors.length === 0 ? 0 : Math.max(...figures.errors)
+  return `n=${figures.errors.length} median=${median(figures.errors)} s max=${max} s null mismatches=${figures.nullMismatches}`
+}
+
+t.test('agrees with the reference computation', async (t) => {
+  t.comment(`reference: ${fileURLToPath(referenceFile)}`)
+  const reference = JSON.parse(readFileSync(referenceFile, 'utf8')) as { meta: { fields: string[] }, cases: ReferenceCase[] }
+  t.same(reference.meta.fields, FIELDS, 'the reference lists the fields in the order used here')
+  t.equal(reference.cases.length, 459)
+
+  const app = await build(t)
+  const perField = (): Record<Field, Figures> =>
+    Object.fromEntries(FIELDS.map((field): [Field, Figures] => [field, { errors: [], nullMismatches: 0 }])) as Record<Field, Figures>
+  const clean = perField()
+  const marginal = perField()
+  const failures: string[] = []
+  const marginalNotes: string[] = []
+
+  for (const item of reference.cases) {
+    const response = await app.inject({
+      url: query({ timestamp: String(item.timestamp), latitude: item.latitude, longitude: item.longitude })
+    })
+    if (response.statusCode !== 200) {
+      failures.push(`case ${item.id}: status ${response.statusCode} ${response.body}`)
+      continue
+    }
+    const data = response.json().data as Record<Field, number | null>
+    FIELDS.forEach((field, i) => {
+      const offset = item.ref[i] ?? null
+      const expected = offset === null ? null : Math.round(item.day0 + offset)
+      const actual = data[field]
+      const flag = item.marginal?.[field]
+      const figures = flag === undefined ? clean[field] : marginal[field]
+      const where = `case ${item.id} (${item.kind}, ${item.latitude}, ${item.longitude}) ${field}`
+      if ((expected === null) !== (actual === null)) {
+        figures.nullMismatches++
+        const note = `${where}: expected ${String(expected)}, got ${String(actual)}`
+        if (flag === undefined) failures.push(note)
+        else marginalNotes.push(`${note} [${flag}]`)
+        return
+      }
+      if (expected === null || actual === null) return
+      const error = Math.abs(actual - expected)
+      figures.errors.push(error)
+      if (flag === undefined && error > GATE_SECONDS) failures.push(`${where}: off by ${error} s`)
+      if (flag !== undefined && error > GATE_SECONDS) marginalNotes.push(`${where}: off by ${error} s [${flag}]`)
+    })
+  }
+
+  for (const field of FIELDS) {
+    t.comment(`${field.padEnd(28)} non-marginal ${describe(clean[field])} | marginal ${describe(marginal[field])}`)
+  }
+  for (const note of marginalNotes) t.comment(`marginal: ${note}`)
+  t.same(failures, [], `every non-marginal event within ${GATE_SECONDS} s and no non-marginal null mismatch`)
+})
