@@ -77,7 +77,7 @@ const DAYS_PER_BLOCK = 8
 const MAX_CACHED_BLOCKS = 16_384
 /** Values stored per UTC midnight, at these offsets. */
 const DECLINATION = 0
-const EOT = 1
+const EQUATION_OF_TIME = 1
 const PARALLAX = 2
 const VALUES_PER_NODE = 3
 /** Daily nodes used around a request: one day before its first UTC day, four after. */
@@ -126,7 +126,7 @@ function computeNode (dayNumber: number, into: Float64Array, at: number): void {
   const ofDate = EquatorFromVector(RotateVector(Rotation_EQJ_EQD(time), GeoVector(Body.Sun, time, true)))
   const greenwichHourAngle = (SiderealTime(time) - ofDate.ra) * RADIANS_PER_SIDEREAL_HOUR
   into[at + DECLINATION] = ofDate.dec * RADIANS_PER_DEGREE
-  into[at + EOT] = wrapToPi(greenwichHourAngle - Math.PI)
+  into[at + EQUATION_OF_TIME] = wrapToPi(greenwichHourAngle - Math.PI)
   into[at + PARALLAX] = Math.asin(EARTH_EQUATORIAL_RADIUS_KM / (ofDate.dist * KM_PER_AU))
 }
 
@@ -164,20 +164,15 @@ function readNodes (firstDay: number, count: number, into: Float64Array): void {
 /** Scratch for the nodes around one request; requests run one at a time on the event loop. */
 const windowNodes = new Float64Array(NODES_PER_WINDOW * VALUES_PER_NODE)
 
-/** Forget the cached ephemeris (for tests that measure the cold path). */
-export function clearSolarEphemerisCache (): void {
-  ephemerisBlocks.clear()
-}
-
 // ---------------------------------------------------------------------------------------------
 // The Sun seen from one place over a few days.
 
 /**
- * A degree-5 polynomial through six values at u = −1, 0, 1, 2, 3, 4 (Newton forward form). Over
- * a few days the Sun's declination and equation of time have no visible fifth derivative, so the
- * interpolation error is far below a milli-arcsecond.
+ * The degree-5 polynomial through six values at u = −1, 0, 1, 2, 3, 4 (Newton forward form). The
+ * error depends on the sixth derivative, which for the Sun's declination and equation of time over
+ * a few days (periods of a month and longer) is so small that it stays below a milli-arcsecond.
  */
-class SexticThroughDailyNodes {
+class QuinticThroughDailyNodes {
   private readonly c0: number
   private readonly c1: number
   private readonly c2: number
@@ -225,8 +220,8 @@ class SunOverPlace {
   private readonly sinLatitude: number
   private readonly cosLatitude: number
   private readonly longitude: number
-  private readonly declination: SexticThroughDailyNodes
-  private readonly equationOfTime: SexticThroughDailyNodes
+  private readonly declination: QuinticThroughDailyNodes
+  private readonly equationOfTime: QuinticThroughDailyNodes
   readonly parallax: number
 
   /** Results of the last `evaluate`. */
@@ -241,9 +236,9 @@ class SunOverPlace {
     const nodes = windowNodes
     readNodes(firstUtcDay - NODES_BEFORE_FIRST_DAY, NODES_PER_WINDOW, nodes)
     // Equation-of-time angles are wrapped per node; unwrap them against the first one.
-    const eot0 = nodes[EOT] as number
+    const eot0 = nodes[EQUATION_OF_TIME] as number
     this.origin = firstUtcDay * SECONDS_PER_DAY
-    this.declination = new SexticThroughDailyNodes(
+    this.declination = new QuinticThroughDailyNodes(
       nodes[DECLINATION] as number,
       nodes[VALUES_PER_NODE + DECLINATION] as number,
       nodes[2 * VALUES_PER_NODE + DECLINATION] as number,
@@ -251,13 +246,13 @@ class SunOverPlace {
       nodes[4 * VALUES_PER_NODE + DECLINATION] as number,
       nodes[5 * VALUES_PER_NODE + DECLINATION] as number
     )
-    this.equationOfTime = new SexticThroughDailyNodes(
+    this.equationOfTime = new QuinticThroughDailyNodes(
       eot0,
-      eot0 + wrapToPi((nodes[VALUES_PER_NODE + EOT] as number) - eot0),
-      eot0 + wrapToPi((nodes[2 * VALUES_PER_NODE + EOT] as number) - eot0),
-      eot0 + wrapToPi((nodes[3 * VALUES_PER_NODE + EOT] as number) - eot0),
-      eot0 + wrapToPi((nodes[4 * VALUES_PER_NODE + EOT] as number) - eot0),
-      eot0 + wrapToPi((nodes[5 * VALUES_PER_NODE + EOT] as number) - eot0)
+      eot0 + wrapToPi((nodes[VALUES_PER_NODE + EQUATION_OF_TIME] as number) - eot0),
+      eot0 + wrapToPi((nodes[2 * VALUES_PER_NODE + EQUATION_OF_TIME] as number) - eot0),
+      eot0 + wrapToPi((nodes[3 * VALUES_PER_NODE + EQUATION_OF_TIME] as number) - eot0),
+      eot0 + wrapToPi((nodes[4 * VALUES_PER_NODE + EQUATION_OF_TIME] as number) - eot0),
+      eot0 + wrapToPi((nodes[5 * VALUES_PER_NODE + EQUATION_OF_TIME] as number) - eot0)
     )
     this.parallax = nodes[2 * VALUES_PER_NODE + PARALLAX] as number
     const latitude = latitudeDeg * RADIANS_PER_DEGREE
