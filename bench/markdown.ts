@@ -1,0 +1,523 @@
+/**
+ * Markdown benchmark, two parts in one run:
+ *
+ * 1. Pathological input, after cmark's test/pathological_tests.py and markdown-it's own: each
+ *    category rendered by the pure renderer at 100 KiB and at 1 MiB; the growth ratio of the
+ *    two times is ~10 when the work is linear (~100 when quadratic).
+ * 2. Throughput of POST /api/markdown/parse on a ~5 KB README against a bare node:http server
+ *    that only calls markdown-it (same options) on the same document: both servers run in
+ *    child processes (this file, forked with an argument), autocannon loads them in turn
+ *    from this process over loopback, for a fixed time each.
+ *
+ *   npx tsx bench/markdown.ts                 both parts
+ *   npx tsx bench/markdown.ts pathological    part 1 (MARKDOWN_BENCH_ONLY=<substring> for some)
+ *   npx tsx bench/markdown.ts throughput      part 2 (MARKDOWN_BENCH_SECONDS, default 10)
+ *
+ * `pathologicalCases` is also what test/lib/markdown.test.ts renders at ~100 KB, asserting a
+ * structural property of each output rather than a time.
+ */
+import { fork, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:http'
+import { createRequire } from 'node:module'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { performance } from 'node:perf_hooks'
+import {
+  MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR, renderSafeMarkdown
+} from '../lib/markdown.js'
+
+export interface PathologicalCase {
+  name: string
+  /** An input of about `size` characters (never more). */
+  generate: (size: number) => string
+  /** Why the output of `generate(size)` is right; null when it is. */
+  check: (html: string, source: string) => string | null
+}
+
+const count = (text: string, part: string): number => text.split(part).length - 1
+
+/** `unit` repeated to fill `size`, after `prefix` and before `suffix`. */
+function fill (size: number, unit: string, prefix = '', suffix = ''): string {
+  return prefix + unit.repeat(Math.max(1, Math.floor((size - prefix.length - suffix.length) / unit.length))) + suffix
+}
+const repeats = (size: number, unitLength: number): number => Math.max(1, Math.floor(size / unitLength))
+
+const expect = (ok: boolean, why: string): string | null => ok ? null : why
+
+/** Opening tags of the block containers, and whether the text survived. */
+const quotes = (html: string): number => count(html, '<blockquote>')
+const lists = (html: string): number => count(html, '<ul>') + count(html, '<ol>')
+
+/** The greatest depth of nested containers in the output. */
+function containerDepth (html: string): number {
+  let depth = 0
+  let deepest = 0
+  for (const [tag] of html.matchAll(/<\/?(?:blockquote|ul|ol)>/g)) {
+    depth += tag.startsWith('</') ? -1 : 1
+    deepest = Math.max(deepest, depth)
+  }
+  return deepest
+}
+
+export const pathologicalCases: PathologicalCase[] = [
+  {
+    name: 'nested strong emphasis',
+    generate: (size) => { const n = repeats(size, 14); return '*a **a '.repeat(n) + 'b' + ' a** a*'.repeat(n) },
+    check: (html, source) => { const n = count(source, '*a **a '); return expect(count(html, '<em>') === n && count(html, '<strong>') === n, 'every pair nests') }
+  },
+  {
+    name: 'emphasis run *…*a*…*',
+    generate: (size) => { const n = repeats(size - 1, 2); return '*'.repeat(n) + 'a' + '*'.repeat(n) },
+    check: (html) => expect(html.startsWith('<p>') && html.includes('a') && !html.includes('**a**'), 'one paragraph of matched pairs')
+  },
+  {
+    name: 'emphasis closers without openers',
+    generate: (size) => fill(size, 'a_ '),
+    check: (html, source) => expect(!html.includes('<em>') && count(html, '_') === count(source, '_'), 'all underscores literal')
+  },
+  {
+    name: 'emphasis openers without closers',
+    generate: (size) => fill(size, '_a '),
+    check: (html, source) => expect(!html.includes('<em>') && count(html, '_') === count(source, '_'), 'all underscores literal')
+  },
+  {
+    name: 'unmatched delimiters *a **a',
+    generate: (size) => fill(size, '*a **a '),
+    check: (html, source) => expect(!html.includes('<em>') && count(html, '*') === count(source, '*'), 'all stars literal')
+  },
+  {
+    name: 'mismatched openers and closers *a_',
+    generate: (size) => fill(size, '*a_ '),
+    check: (html) => expect(!html.includes('<em>'), 'no emphasis')
+  },
+  {
+    name: 'openers and closers multiple of 3',
+    generate: (size) => fill(size, 'c* ', 'a**b'),
+    check: (html) => expect(!html.includes('<em>') && !html.includes('<strong>'), 'no emphasis')
+  },
+  {
+    name: 'pattern **_*',
+    generate: (size) => fill(size, '**_* '),
+    check: (html, source) => expect(count(html, '<em>_</em>') === count(source, '**_*'), 'one emphasised underscore each')
+  },
+  {
+    name: 'strikethrough openers ~~a',
+    generate: (size) => fill(size, '~~a '),
+    check: (html) => expect(!html.includes('<s>'), 'no strikethrough')
+  },
+  {
+    name: 'tilde run',
+    generate: (size) => fill(size, '~', 'x'),
+    check: (html, source) => expect(count(html, '~') === count(source, '~'), 'all tildes literal')
+  },
+  {
+    name: 'link openers [a',
+    generate: (size) => fill(size, '[a'),
+    check: (html, source) => expect(!html.includes('<a ') && count(html, '[') === count(source, '['), 'all brackets literal')
+  },
+  {
+    name: 'link closers a]',
+    generate: (size) => fill(size, 'a]'),
+    check: (html, source) => expect(count(html, ']') === count(source, ']'), 'all brackets literal')
+  },
+  {
+    name: 'nested brackets [[[a]]]',
+    generate: (size) => { const n = repeats(size - 1, 2); return '['.repeat(n) + 'a' + ']'.repeat(n) },
+    check: (html, source) => expect(count(html, '[') === count(source, '[') && !html.includes('<a '), 'all brackets literal')
+  },
+  {
+    name: 'nested images ![![a](u)](u)',
+    generate: (size) => { const n = repeats(size, 6); return '!['.repeat(n) + 'a' + '](u)'.repeat(n) },
+    check: (html) => expect(count(html, '<img') === 1, 'one image, the rest text')
+  },
+  {
+    name: 'link openers and emphasis closers [ a_',
+    generate: (size) => fill(size, '[ a_'),
+    check: (html) => expect(!html.includes('<a ') && !html.includes('<em>'), 'all literal')
+  },
+  {
+    name: 'pattern [ (]( repeated',
+    generate: (size) => fill(size, '[ (]('),
+    check: (html) => expect(!html.includes('<a '), 'no link')
+  },
+  {
+    name: 'pattern ![[]() repeated',
+    generate: (size) => fill(size, '![[]()'),
+    check: (html, source) => expect(count(html, '<a href="">') === count(source, '![[]()'), 'one empty link each')
+  },
+  {
+    name: 'pattern ]([ with newlines',
+    generate: (size) => fill(size, ']([\n'),
+    check: (html) => expect(!html.includes('<a '), 'no link')
+  },
+  {
+    name: 'unclosed links [a](<b',
+    generate: (size) => fill(size, '[a](<b'),
+    check: (html, source) => expect(!html.includes('<a ') && count(html, '&lt;b') === count(source, '<b'), 'all literal')
+  },
+  {
+    name: 'unclosed links [a](b',
+    generate: (size) => fill(size, '[a](b'),
+    check: (html) => expect(!html.includes('<a '), 'no link')
+  },
+  {
+    name: 'unclosed code spans (backtick runs 1, 2, 3 …)',
+    generate: (size) => { let text = ''; for (let n = 1; text.length + n + 1 <= size; n++) text += 'e' + '`'.repeat(n); return text },
+    check: (html) => expect(/^<p>[e`]*<\/p>\n$/.test(html), 'one paragraph of literal backticks')
+  },
+  {
+    name: 'backslash-backtick ``\\',
+    generate: (size) => fill(size, '``\\'),
+    check: (html) => expect(html.startsWith('<p>'), 'one paragraph')
+  },
+  {
+    name: '< runs',
+    generate: (size) => fill(size, '<', '', '>'),
+    check: (html, source) => expect(count(html, '&lt;') === count(source, '<'), 'all escaped')
+  },
+  {
+    name: 'unclosed autolinks <a',
+    generate: (size) => fill(size, '<a'),
+    check: (html, source) => expect(count(html, '&lt;a') === count(source, '<a'), 'all escaped')
+  },
+  {
+    name: 'unclosed comments <!--',
+    generate: (size) => fill(size, '<!--', '</'),
+    check: (html, source) => expect(count(html, '&lt;!--') === count(source, '<!--'), 'all escaped')
+  },
+  {
+    name: 'NUL characters',
+    generate: (size) => fill(size, 'abc\u0000de\u0000'),
+    check: (html, source) => expect(!html.includes('\u0000') && count(html, '\uFFFD') === count(source, '\u0000'), 'each NUL is U+FFFD')
+  },
+  {
+    name: 'hard break after a long space run',
+    generate: (size) => fill(size, ' ', 'x', 'x  \nx'),
+    check: (html) => expect(count(html, '<br />') === 1, 'one hard break')
+  },
+  {
+    name: 'nested block quotes > > >',
+    generate: (size) => fill(size, '> ', '', 'a'),
+    check: (html) => expect(quotes(html) === MAX_BLOCKQUOTE_DEPTH && html.includes('a</p>'), `quotes capped at ${MAX_BLOCKQUOTE_DEPTH}, text kept`)
+  },
+  {
+    name: 'lazy lines in the deepest block quote',
+    generate: (size) => fill(size, 'z\n', '> '.repeat(MAX_NESTING) + 'a\n'),
+    check: (html, source) => expect(quotes(html) === MAX_BLOCKQUOTE_DEPTH && count(html, 'z') === count(source, 'z'), 'every line kept')
+  },
+  {
+    name: 'emphasis in a deep block quote',
+    generate: (size) => { const n = repeats(size, 3); return '>'.repeat(n) + 'a*'.repeat(n) },
+    check: (html) => expect(quotes(html) === MAX_BLOCKQUOTE_DEPTH && html.includes('a<em>a</em>'), 'quotes capped, emphasis parsed')
+  },
+  {
+    name: 'deeply nested lists',
+    generate: (size) => { let text = ''; for (let depth = 0; ; depth++) { const line = '  '.repeat(depth) + '* a\n'; if (text.length + line.length > size) return text; text += line } },
+    check: (html, source) => expect(containerDepth(html) < MAX_NESTING && count(html, 'a') === count(source, 'a'), 'depth bounded, every item kept')
+  },
+  {
+    name: 'sawtooth of nested lists',
+    generate: (size) => { let text = ''; for (let i = 0; ; i++) { const line = '  '.repeat(i % 12) + '- a\n'; if (text.length + line.length > size) return text; text += line } },
+    check: (html, source) => expect(containerDepth(html) < MAX_NESTING && count(html, 'a') === count(source, 'a'), 'depth bounded, every item kept')
+  },
+  {
+    name: 'empty lines in deeply nested lists',
+    generate: (size) => { const n = repeats(size, 3); return '- '.repeat(n) + 'x' + '\n'.repeat(n) },
+    check: (html) => expect(lists(html) < MAX_NESTING && html.includes('x</li>'), 'depth bounded, text kept')
+  },
+  {
+    name: 'empty lines in deeply nested lists in a block quote',
+    generate: (size) => { const n = repeats(size - 4, 4); return '> ' + '- '.repeat(n) + 'x\n' + '>\n'.repeat(n) },
+    check: (html) => expect(containerDepth(html) < MAX_NESTING && html.includes('x</li>'), 'depth bounded, text kept')
+  },
+  {
+    name: 'many list items',
+    generate: (size) => fill(size, '- a\n'),
+    check: (html, source) => expect(count(html, '<li>') === count(source, '- a'), 'one item each')
+  },
+  {
+    name: 'one-letter lines in one paragraph',
+    generate: (size) => fill(size, 'b\n'),
+    check: (html) => expect(count(html, '<p>') === 1, 'one paragraph')
+  },
+  {
+    name: 'many reference definitions and uses',
+    generate: (size) => {
+      const n = repeats(size, 24)
+      let text = ''
+      for (let i = 0; i < n; i++) text += `[r${i}]: /u${i}\n`
+      text += '\n'
+      for (let i = 0; i < n; i++) text += `[r${i}] `
+      return text
+    },
+    check: (html, source) => expect(count(html, '<a href="/u') === count(source, ']: /u'), 'every reference resolves')
+  },
+  {
+    name: 'one long reference used many times',
+    generate: (size) => fill(size / 2, '[r]', `[r]: /${'x'.repeat(size / 2 - 10)}\n\n`),
+    check: (html, source) => expect(html.length < source.length * (LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR + 20), 'output linear in the input')
+  },
+  {
+    name: 'unclosed reference titles',
+    generate: (size) => fill(size, '[r]: /u "title\n'),
+    check: (html) => expect(html.startsWith('<p>'), 'text')
+  },
+  {
+    name: 'very wide table',
+    generate: (size) => { const n = repeats(size - 8, 8); return '|' + 'a|'.repeat(n) + '\n|' + '-|'.repeat(n) + '\n' + ('|' + 'b|'.repeat(n) + '\n').repeat(2) },
+    check: (html, source) => expect(count(html, '<td>') === 2 * count(source.split('\n')[0] ?? '', 'a'), 'every cell')
+  },
+  {
+    name: 'tables of short rows (padded cells)',
+    generate: (size) => fill(size, '|' + 'a|'.repeat(256) + '\n|' + '-|'.repeat(256) + '\n' + 'x\n'.repeat(256) + '\n'),
+    check: (html) => expect(count(html, '<td') <= MAX_TABLE_CELLS + 65_536 + 256, 'cells bounded per document')
+  },
+  {
+    name: 'pipes that look like tables',
+    generate: (size) => fill(size, 'a|b\n'),
+    check: (html) => expect(!html.includes('<table>'), 'no table')
+  },
+  {
+    name: 'open fence to the end',
+    generate: (size) => fill(size, 'a\n', '```\n'),
+    check: (html) => expect(count(html, '<pre>') === 1, 'one code block')
+  }
+]
+
+/** A ~5 KB README of the usual kind, for the 1 MiB figure and for throughput. */
+export const README = `# Meridian
+
+Meridian is a small HTTP/JSON service: token login, a paged user directory, sun event times
+and **Markdown to HTML**. This document is a typical _README_ with [links](https://example.com/docs),
+\`inline code\`, lists, a table, code blocks and a few ~~deleted~~ words.
+
+## Quick start
+
+1. Install the dependencies with \`npm ci\`.
+2. Start the service with \`npm start\`; it listens on [localhost:3000](http://localhost:3000/).
+3. Log in as the demo user and list users:
+
+   \`\`\`sh
+   curl -s -X POST localhost:3000/api/auth/login -d username=demo -d password=demo
+   curl -s 'localhost:3000/api/user/list?access_token=…&page=2'
+   \`\`\`
+
+> **Note**: the demo users exist only outside production. See the
+> [configuration](#configuration) section for the variables.
+
+## Configuration
+
+| Variable | Default | Meaning |
+|:---------|:-------:|--------:|
+| \`PORT\` | \`3000\` | listening port |
+| \`HOST\` | \`127.0.0.1\` | listening address |
+| \`DATABASE_URL\` | \`sqlite:data/meridian.db\` | embedded SQLite file |
+| \`BODY_LIMIT\` | \`1048576\` | bytes |
+| \`LOG_LEVEL\` | \`info\` | pino level |
+
+## Endpoints
+
+- \`POST /api/auth/login\`: form-encoded *username* and *password*; answers an access token,
+  a refresh token and \`expires_in\`.
+- \`POST /api/auth/refresh\`: a new access token for a refresh token.
+- \`GET /api/user/list\`: the directory, twenty users a page, with \`meta\` and \`links\`.
+- \`GET /api/date/suninfo\`: sunrise, sunset, transit and twilights for a day and a place.
+- \`POST /api/markdown/parse\`: this very renderer.
+
+### Markdown
+
+The renderer follows CommonMark with GitHub tables and strikethrough. Raw HTML such as
+<span>this</span> is shown as text, and links like [this one](javascript:alert(1)) are
+not links. Images work: ![logo](https://example.com/logo.png "Logo").
+
+\`\`\`ts
+import { renderSafeMarkdown } from './lib/markdown.js'
+
+const html = renderSafeMarkdown('# Hello')
+console.log(html) // <h1>Hello</h1>
+\`\`\`
+
+## Operations
+
+* \`GET /health/live\` answers 200 while the process runs.
+* \`GET /health/ready\` answers 200 when the database answers, else 503.
+* \`GET /openapi.json\` is the OpenAPI document; \`GET /docs\` a page to try it.
+
+Hard line breaks need two trailing spaces  
+or a backslash\\
+at the end of the line. Autolinks: <https://example.com/a?b=c&d=e> and <ops@example.com>.
+
+---
+
+## Design notes
+
+The service is one Fastify instance built by a factory: the server, the CLI and every test
+build it the same way. Each route's schema lists every status it can answer, so the OpenAPI
+document is complete by construction. Errors always have the same body:
+\`{"error": {"code": 404, "message": "Not found"}}\`.
+
+Paging is by \`id\`; \`links\` holds page 1, the last page and every page within five of the
+current one. Ages are computed at request time from the birth date, never stored. The sun
+computation is a pure function of a timestamp, a latitude and a longitude, tested against the
+U.S. Naval Observatory.
+
+### Frequently asked
+
+**Why JSON only for Markdown?** Because the request carries one string, and JSON is the one
+body type every client has. *Why not HTML passthrough?* Because the output must be safe to
+insert into any page without a second sanitiser.
+
+**Is rendering fast?** It is linear in the input, pathological input included: deep nesting
+is capped, table cells and repeated references are budgeted. See \`bench/markdown.ts\`.
+
+1. First point with a [reference link][ref].
+2. Second point with an image reference ![icon][img].
+3. Third point, \`code\`, **strong**, _emphasis_ and ~~strike~~.
+
+[ref]: https://example.com/reference "Reference"
+[img]: https://example.com/icon.png
+`
+
+const KiB = 1024
+const MiB = 1024 * KiB
+
+function timeRender (source: string, minimumRuns: number, minimumMs: number): number {
+  renderSafeMarkdown(source)
+  const times: number[] = []
+  const started = performance.now()
+  while (times.length < minimumRuns || performance.now() - started < minimumMs) {
+    const start = performance.now()
+    renderSafeMarkdown(source)
+    times.push(performance.now() - start)
+  }
+  return Math.min(...times)
+}
+
+function benchPathological (): void {
+  const only = process.env.MARKDOWN_BENCH_ONLY
+  const small = 100 * KiB
+  const large = MiB
+  console.log(`Pathological input, pure renderer (best of several runs), ${small / KiB} KiB and ${large / KiB} KiB`)
+  console.log(`${'category'.padEnd(52)} ${'100 KiB ms'.padStart(10)} ${'1 MiB ms'.padStart(10)} ${'ratio'.padStart(6)}`)
+  let worstRatio = 0
+  let worstLarge = 0
+  for (const category of pathologicalCases) {
+    if (only !== undefined && !category.name.includes(only)) continue
+    const smallTime = timeRender(category.generate(small), 5, 300)
+    const largeTime = timeRender(category.generate(large), 2, 0)
+    const ratio = largeTime / smallTime
+    worstRatio = Math.max(worstRatio, ratio)
+    worstLarge = Math.max(worstLarge, largeTime)
+    console.log(`${category.name.padEnd(52)} ${smallTime.toFixed(1).padStart(10)} ${largeTime.toFixed(1).padStart(10)} ${ratio.toFixed(1).padStart(6)}`)
+  }
+  const readme = README.repeat(Math.floor(MiB / README.length))
+  const readmeTime = timeRender(readme, 3, 0)
+  console.log(`\nworst growth ratio ${worstRatio.toFixed(1)} (goal: well under 20), worst 1 MiB ${worstLarge.toFixed(0)} ms`)
+  console.log(`1 MiB of README-like Markdown (${(readme.length / KiB).toFixed(0)} KiB): ${readmeTime.toFixed(0)} ms (goal: under 2000 ms)`)
+}
+
+/* Throughput: the servers run in child processes, the load generator here. */
+
+const RENDERER_OPTIONS = { html: false, linkify: false, typographer: false, maxNesting: MAX_NESTING }
+
+async function serveBareRenderer (): Promise<number> {
+  const { default: MarkdownIt } = await import('markdown-it')
+  const md = new MarkdownIt('commonmark', RENDERER_OPTIONS).enable(['table', 'strikethrough'])
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const { markdown } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { markdown: string }
+      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
+      response.end(JSON.stringify({ data: md.render(markdown) }))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  return typeof address === 'object' && address !== null ? address.port : 0
+}
+
+async function serveApp (): Promise<number> {
+  const [{ buildApp }, { loadConfig }] = await Promise.all([import('../app.js'), import('../config.js')])
+  const { mkdtempSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const { join } = await import('node:path')
+  // The same configuration as test/helper.js's testConfig (which needs a tap test for its directory).
+  const directory = mkdtempSync(join(tmpdir(), 'meridian-bench-'))
+  const app = await buildApp(loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: `sqlite:${join(directory, 'meridian.db')}`,
+    JWT_SECRET: 'bench-secret-that-is-at-least-32-characters-long'
+  }))
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  return typeof address === 'object' && address !== null ? address.port : 0
+}
+
+/** Starts this file as a server child process and resolves with its port. */
+async function startServer (role: 'serve-app' | 'serve-bare'): Promise<{ child: ChildProcess, port: number }> {
+  const child = fork(fileURLToPath(import.meta.url), [role], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (message) => { resolve(Number(message)) })
+    child.once('exit', (code) => { reject(new Error(`${role} exited with ${code}`)) })
+  })
+  return { child, port }
+}
+
+interface LoadResult { requestsPerSecond: number, non2xx: number, errors: number, latencyP99: number }
+
+/** The part of autocannon's programmatic API used here (the package ships no types). */
+type Autocannon = (options: {
+  url: string, method: string, headers: Record<string, string>, body: string,
+  connections: number, pipelining: number, duration: number
+}) => Promise<{ requests: { average: number }, latency: { p99: number }, non2xx: number, errors: number }>
+
+async function load (port: number, seconds: number): Promise<LoadResult> {
+  const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}/api/markdown/parse`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ markdown: README }),
+    connections: 10,
+    pipelining: 1,
+    duration: seconds
+  })
+  return { requestsPerSecond: result.requests.average, non2xx: result.non2xx, errors: result.errors, latencyP99: result.latency.p99 }
+}
+
+async function benchThroughput (): Promise<void> {
+  const seconds = Number(process.env.MARKDOWN_BENCH_SECONDS ?? 10)
+  console.log(`\nThroughput, ${(Buffer.byteLength(README) / KiB).toFixed(1)} KiB README, 10 connections, ${seconds} s each, loopback`)
+  const results: Record<string, LoadResult> = {}
+  for (const role of ['serve-bare', 'serve-app'] as const) {
+    const { child, port } = await startServer(role)
+    try {
+      await load(port, 1) // warm-up
+      results[role] = await load(port, seconds)
+    } finally {
+      child.kill('SIGTERM')
+    }
+  }
+  const bare = results['serve-bare']!
+  const app = results['serve-app']!
+  for (const [name, result] of [['bare node:http + markdown-it', bare], ['Meridian POST /api/markdown/parse', app]] as const) {
+    console.log(`${name.padEnd(36)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  p99 ${result.latencyP99} ms  non-2xx ${result.non2xx}  errors ${result.errors}`)
+  }
+  console.log(`ratio service / bare: ${(app.requestsPerSecond / bare.requestsPerSecond).toFixed(2)} (goal: at least 0.70)`)
+}
+
+async function main (mode: string | undefined): Promise<void> {
+  if (mode === 'serve-app' || mode === 'serve-bare') {
+    const port = await (mode === 'serve-app' ? serveApp() : serveBareRenderer())
+    process.send?.(port)
+    process.on('SIGTERM', () => process.exit(0))
+    return
+  }
+  if (mode === undefined || mode === 'pathological') benchPathological()
+  if (mode === undefined || mode === 'throughput') await benchThroughput()
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await main(process.argv[2])
+}
