@@ -13,6 +13,7 @@ import openapi from './plugins/openapi.js'
 import store from './plugins/store.js'
 import strictNumbers from './plugins/strict-numbers.js'
 import tokens from './plugins/tokens.js'
+import { validatorCompilers } from './plugins/validator-compilers.js'
 import login from './routes/api/auth/login.js'
 import refresh from './routes/api/auth/refresh.js'
 import userList from './routes/api/user/list.js'
@@ -48,7 +49,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     logger: loggerOptions(config, options.logStream),
     bodyLimit: config.BODY_LIMIT,
     trustProxy: trustProxyOption(config.TRUST_PROXY),
-    return503OnClosing: true
+    return503OnClosing: true,
+    schemaController: validatorCompilers()
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // JSON is the only body type, but for the form-encoded auth routes below.

@@ -147,3 +147,13 @@ t.test('passwords are stored as argon2id hashes', async (t) => {
   t.match(user.passwordHash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/)
   t.notMatch(user.passwordHash, 'correct horse')
 })
+
+t.test('JSON bodies are validated as sent, never coerced', async (t) => {
+  const app = await build(t)
+  await addUser(app, { username: '5', password: 'true' })
+  for (const payload of [{ username: 5, password: 'true' }, { username: '5', password: true }, { username: ['5'], password: 'true' }, { username: null, password: 'true' }]) {
+    const response = await app.inject({ method: 'POST', url: '/api/auth/login', payload })
+    t.equal(response.statusCode, 400, JSON.stringify(payload))
+    t.match(response.json().error.message, /must be string/)
+  }
+})
