@@ -1,10 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox'
 
 /**
- * Supported timestamps: years 0001 to 9999 (proleptic Gregorian, UTC). astronomy-engine computes
- * the Sun's position over that whole span without failing; outside the historical record its
- * ΔT (Earth-rotation) model is an extrapolation, which moves event times by well under a minute
- * before about year 1000 and after 3000, and more at the ends.
+ * Supported timestamps: years 0001 to 9999 (proleptic Gregorian, UTC), the range of a four-digit
+ * year. astronomy-engine gives the Sun's position over all of it without failing. Far from the
+ * present its ΔT (Earth-rotation) model is an extrapolation, about 3 h at year 1 and 2.5 days at
+ * year 9999. An error in ΔT shifts the Sun along its orbit by that much time, which moves the
+ * events by seconds for an error of hours and by minutes for an error of days. Nobody knows the
+ * Earth's rotation that far out any better.
  */
 export const MIN_SUPPORTED_TIMESTAMP = -62_135_596_800
 export const MAX_SUPPORTED_TIMESTAMP = 253_402_300_799
@@ -25,7 +27,7 @@ export const SunInfoQuery = Type.Object({
     maximum: MAX_SUPPORTED_TIMESTAMP,
     description: 'UNIX seconds (negative before 1970): the answer is for the local mean solar day ' +
       'containing this instant. Supported: 0001-01-01T00:00:00Z (-62135596800) to ' +
-      '9999-12-31T23:59:59Z (253402300799).'
+      '9999-12-31T23:59:59Z (253402300799); far from the present the Earth\'s rotation is extrapolated.'
   }),
   latitude: Type.Number({
     ...finiteAfterCoercion('number'),
