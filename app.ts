@@ -25,7 +25,14 @@ export interface BuildOptions {
   logStream?: NodeJS.WritableStream
   /** Throttle limits other than the defaults, for tests. */
   loginThrottle?: Omit<LoginThrottleOptions, 'redisUrl'>
+  /**
+   * Event-loop delay past which requests answer 503 (0 turns the check off). Tests turn it off:
+   * a test process compiling TypeScript beside other test processes stalls for seconds.
+   */
+  maxEventLoopDelayMs?: number
 }
+
+export const DEFAULT_MAX_EVENT_LOOP_DELAY_MS = 1000
 
 function loggerOptions (config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
@@ -59,7 +66,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(errors)
   await app.register(strictNumbers)
   await app.register(drain)
-  await app.register(underPressure, { maxEventLoopDelay: 1000, retryAfter: 10 })
+  await app.register(underPressure, { maxEventLoopDelay: options.maxEventLoopDelayMs ?? DEFAULT_MAX_EVENT_LOOP_DELAY_MS, retryAfter: 10 })
   await app.register(store, { databaseUrl: config.DATABASE_URL })
   await app.register(tokens, {
     currentSecret: config.JWT_SECRET,

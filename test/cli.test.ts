@@ -4,8 +4,7 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { buildApp } from '../app.js'
-import { testConfig } from './helper.js'
+import { build, testConfig, TEST_JWT_SECRET } from './helper.js'
 
 const cliPath = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
 
@@ -26,11 +25,8 @@ t.before(() => {
 })
 
 t.test('user add, passwd and remove work on the database of a running app', async (t) => {
-  const config = testConfig(t)
-  const env = { DATABASE_URL: config.DATABASE_URL, JWT_SECRET: config.JWT_SECRET }
-  const app = await buildApp(config)
-  t.teardown(async () => { await app.close() })
-  await app.ready()
+  const app = await build(t)
+  const env = { DATABASE_URL: `sqlite:${app.store.sqliteFile as string}`, JWT_SECRET: TEST_JWT_SECRET }
   const loginAs = async (password: string) => await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'cli-user', password } })
 
   const added = await meridian(['user', 'add', '--username', 'cli-user', '--name', 'Cli User', '--birthdate', '1980-05-05', '--gender', 'female', '--short-desc', 'Made by the CLI'], env, 'first-password\n')

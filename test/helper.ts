@@ -24,11 +24,21 @@ export function testConfig (t: Test, env: Record<string, string> = {}): Config {
   })
 }
 
-/** The real app, from the same factory as production, closed when the test ends. */
+/**
+ * The real app, from the same factory as production, closed when the test ends. The one
+ * difference: the event-loop-delay 503 is off (test/plugins/pressure.test.ts tests it), because
+ * parallel test processes stall each other's event loops for seconds.
+ */
 export async function build (t: Test, env: Record<string, string> = {}, options: BuildOptions = {}): Promise<FastifyInstance> {
-  const app = await buildApp(testConfig(t, env), options)
-  t.teardown(async () => { await app.close() })
+  const app = await buildUnready(t, env, options)
   await app.ready()
+  return app
+}
+
+/** As `build`, before `ready()`: a test may still add routes or hooks. */
+export async function buildUnready (t: Test, env: Record<string, string> = {}, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = await buildApp(testConfig(t, env), { maxEventLoopDelayMs: 0, ...options })
+  t.teardown(async () => { await app.close() })
   return app
 }
 

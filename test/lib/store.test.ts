@@ -3,8 +3,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import pg from 'pg'
 import { UserStore, UsernameTakenError, type NewUser } from '../../lib/store/user-store.js'
-import { buildApp } from '../../app.js'
-import { testConfig, TEST_JWT_SECRET } from '../helper.js'
+import { build } from '../helper.js'
 
 const newUser = (username: string, overrides: Partial<NewUser> = {}): NewUser => ({
   username, passwordHash: `hash-of-${username}`, name: username, birthdate: '1991-03-04', gender: 'female', shortDesc: 'hi', ...overrides
@@ -69,9 +68,7 @@ t.test('PostgreSQL store and app', { skip: postgresUrl === undefined ? 'PostgreS
   await t.test('store contract', async (t) => { await storeContract(t, url.toString()) })
 
   await t.test('login, list and revocation through the app', async (t) => {
-    const app = await buildApp(testConfig(t, { DATABASE_URL: url.toString(), JWT_SECRET: TEST_JWT_SECRET }))
-    t.teardown(async () => { await app.close() })
-    await app.ready()
+    const app = await build(t, { DATABASE_URL: url.toString() })
     const { hashPassword } = await import('../../lib/passwords.js')
     await app.store.add(newUser('pg-user', { passwordHash: await hashPassword('pg-password') }))
     const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'pg-user', password: 'pg-password' } })

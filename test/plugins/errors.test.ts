@@ -1,11 +1,9 @@
 import t from 'tap'
-import { buildApp } from '../../app.js'
-import { testConfig } from '../helper.js'
+import { buildUnready } from '../helper.js'
 import { describeValidationError } from '../../plugins/errors.js'
 
 t.test('an unknown route answers 404 Not found with the error body', async (t) => {
-  const app = await buildApp(testConfig(t))
-  t.teardown(async () => { await app.close() })
+  const app = await buildUnready(t)
   for (const [method, url] of [['GET', '/nope'], ['POST', '/api/user/list'], ['DELETE', '/api/auth/login']] as const) {
     const response = await app.inject({ method, url })
     t.equal(response.statusCode, 404, `${method} ${url}`)
@@ -15,8 +13,7 @@ t.test('an unknown route answers 404 Not found with the error body', async (t) =
 })
 
 t.test('an unexpected failure answers 500 with no internal detail', async (t) => {
-  const app = await buildApp(testConfig(t))
-  t.teardown(async () => { await app.close() })
+  const app = await buildUnready(t)
   app.get('/explode', async () => { throw new Error('SELECT secret FROM internals at line 42') })
   app.get('/explode-with-status', async () => { throw Object.assign(new Error('db password is hunter2'), { statusCode: 502 }) })
   for (const url of ['/explode', '/explode-with-status']) {
@@ -28,16 +25,14 @@ t.test('an unexpected failure answers 500 with no internal detail', async (t) =>
 })
 
 t.test('a body over BODY_LIMIT answers 413 with the error body', async (t) => {
-  const app = await buildApp(testConfig(t, { BODY_LIMIT: '100' }))
-  t.teardown(async () => { await app.close() })
+  const app = await buildUnready(t, { BODY_LIMIT: '100' })
   const response = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'a', password: 'x'.repeat(200) } })
   t.equal(response.statusCode, 413)
   t.same(response.json(), { error: { code: 413, message: 'Body too large' } })
 })
 
 t.test('a JSON body with prototype-poisoning keys is refused and harms nothing', async (t) => {
-  const app = await buildApp(testConfig(t))
-  t.teardown(async () => { await app.close() })
+  const app = await buildUnready(t)
   const response = await app.inject({
     method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' },
     payload: '{"username":"a","password":"b","__proto__":{"polluted":true}}'

@@ -1,0 +1,23 @@
+import t from 'tap'
+import { buildUnready } from '../helper.js'
+
+/** Keeps the event loop mostly blocked for `ms`, in slices, so the delay histogram sees it. */
+async function stallEventLoop (ms: number): Promise<void> {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    const sliceEnd = Date.now() + 40
+    while (Date.now() < sliceEnd) { /* busy */ }
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
+t.test('a stalled event loop answers 503 with Retry-After and the error body', async (t) => {
+  const app = await buildUnready(t, {}, { maxEventLoopDelayMs: 5 })
+  await app.ready()
+  t.equal((await app.inject({ url: '/health/live' })).statusCode, 200)
+  await stallEventLoop(1500)
+  const response = await app.inject({ url: '/api/date/suninfo?timestamp=0&latitude=0&longitude=0' })
+  t.equal(response.statusCode, 503)
+  t.same(response.json(), { error: { code: 503, message: 'Service unavailable' } })
+  t.equal(response.headers['retry-after'], '10')
+})
