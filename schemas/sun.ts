@@ -11,18 +11,8 @@ import { Type, type Static } from '@sinclair/typebox'
 export const MIN_SUPPORTED_TIMESTAMP = -62_135_596_800
 export const MAX_SUPPORTED_TIMESTAMP = 253_402_300_799
 
-/**
- * Query strings reach Ajv as text, and its coercion turns `Infinity` and `1e400` into the number
- * Infinity, after which it skips `minimum` and `maximum` (they only apply to finite numbers). This
- * second type check runs on the coerced value and refuses what is not a finite number.
- */
-function finiteAfterCoercion (type: 'integer' | 'number') {
-  return { allOf: [{ type }] }
-}
-
 export const SunInfoQuery = Type.Object({
   timestamp: Type.Integer({
-    ...finiteAfterCoercion('integer'),
     minimum: MIN_SUPPORTED_TIMESTAMP,
     maximum: MAX_SUPPORTED_TIMESTAMP,
     description: 'UNIX seconds (negative before 1970): the answer is for the local mean solar day ' +
@@ -30,13 +20,11 @@ export const SunInfoQuery = Type.Object({
       '9999-12-31T23:59:59Z (253402300799); far from the present the Earth\'s rotation is extrapolated.'
   }),
   latitude: Type.Number({
-    ...finiteAfterCoercion('number'),
     minimum: -90,
     maximum: 90,
     description: 'Degrees, north positive'
   }),
   longitude: Type.Number({
-    ...finiteAfterCoercion('number'),
     minimum: -180,
     maximum: 180,
     description: 'Degrees, east positive; also fixes the local mean day (UTC + longitude/15 hours)'
