@@ -1,0 +1,132 @@
+import { existsSync } from 'node:fs'
+import t from 'tap'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { build } from '../../../helper.js'
+import { hostileInputs } from '../../../lib/markdown-hostile.js'
+
+const CHROMIUM = '/usr/bin/chromium'
+const ORIGIN = 'http://meridian.test'
+
+/**
+ * Every hostile input, rendered by the route, loaded in headless Chromium: no script may run,
+ * on load or when any of its links is clicked. Script is detected three ways, all reported to
+ * the test through a binding that survives navigation: a dialog (the corpus calls alert), the
+ * dialog functions replaced before any page script, and a report-only Content-Security-Policy
+ * that forbids all script, so that any script that runs (inline, handler, javascript: URL)
+ * raises a violation event without being blocked.
+ */
+const skip = existsSync(CHROMIUM) ? false : `chromium not installed at ${CHROMIUM}`
+
+const POLICY = "script-src 'none'; object-src 'none'; frame-src 'none'; form-action 'none'; base-uri 'none'"
+
+const WATCH_FOR_SCRIPT = `
+  for (const name of ['alert', 'confirm', 'prompt', 'print']) {
+    window[name] = (...args) => { window.__scriptRan(name + '(' + args.join() + ')') }
+  }
+  document.addEventListener('securitypolicyviolation', (event) => {
+    window.__scriptRan('policy violation: ' + event.violatedDirective + ' ' + event.blockedURI)
+  })
+`
+
+const page = (body: string): string => `<!doctype html><html><head><meta charset="utf-8"><title>t</title></head><body>${body}</body></html>`
+
+/** A browser context in which every response is ours and every sign of script lands in `events`. */
+async function watchedContext (browser: Browser, events: string[], documents: Map<string, string>): Promise<BrowserContext> {
+  const context = await browser.newContext({ javaScriptEnabled: true })
+  await context.exposeBinding('__scriptRan', (_source, what: string) => { events.push(what) })
+  await context.addInitScript(WATCH_FOR_SCRIPT)
+  context.on('page', (tab) => {
+    tab.on('dialog', (dialog) => {
+      events.push(`dialog ${dialog.type()}: ${dialog.message()}`)
+      dialog.dismiss().catch(() => {})
+    })
+  })
+  // Nothing leaves the machine: our documents by path, an empty page for anything else.
+  await context.route('**/*', async (route) => {
+    const url = new URL(route.request().url())
+    const body = url.origin === ORIGIN ? documents.get(url.pathname) : undefined
+    await route.fulfill({
+      status: 200,
+      headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy-report-only': POLICY },
+      body: body ?? page('')
+    })
+  })
+  return context
+}
+
+/** Loads the document and lets it run (in `tab`, or a fresh tab), clicking one link if asked. */
+async function load (context: BrowserContext, path: string, options: { tab?: Page, clickLink?: number } = {}): Promise<number> {
+  const tab = options.tab ?? await context.newPage()
+  try {
+    await tab.goto(ORIGIN + path, { waitUntil: 'load' })
+    if (options.clickLink !== undefined) {
+      // A click event runs the link's activation behaviour, as a user's click does, and also on
+      // links that have no box to click (empty text, a broken image).
+      await tab.locator('a').nth(options.clickLink).dispatchEvent('click')
+    }
+    await tab.waitForTimeout(80)
+    return await tab.locator('a').count()
+  } finally {
+    if (options.tab === undefined) await tab.close()
+  }
+}
+
+/** Loads the document in `tab`, then clicks each of its links, each in a fresh tab. */
+async function exercise (context: BrowserContext, tab: Page, path: string): Promise<number> {
+  const links = await load(context, path, { tab })
+  for (let index = 0; index < links; index++) await load(context, path, { clickLink: index })
+  return links
+}
+
+t.test('hostile Markdown runs no script in Chromium, on load or on click', { skip, timeout: 300_000 }, async (t) => {
+  const app = await build(t)
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
+  })
+  t.teardown(async () => { await browser.close() })
+  const documents = new Map<string, string>()
+  const events: string[] = []
+  const context = await watchedContext(browser, events, documents)
+  const loader = await context.newPage()
+
+  await t.test('the detector sees script that runs', async (t) => {
+    const controls: Array<[string, string]> = [
+      ['onerror', '<img src="/missing.png" onerror="alert(1)">'],
+      ['inline script', '<script>confirm(2)</script>'],
+      ['javascript: link, clicked', '<a href="javascript:alert(3)">x</a>'],
+      ['entity-encoded javascript: link, clicked', '<a href="&#106;ava&#x09;script:alert(4)">x</a>']
+    ]
+    for (const [name, html] of controls) {
+      const path = `/control/${controls.findIndex(([n]) => n === name)}`
+      documents.set(path, page(html))
+      events.length = 0
+      await exercise(context, loader, path)
+      t.ok(events.length > 0, `${name}: detected (${events.join('; ')})`)
+    }
+  })
+
+  await t.test('and a safe link navigates without script', async (t) => {
+    const response = await app.inject({ method: 'POST', url: '/api/markdown/parse', payload: { markdown: '[ok](https://example.com/)' } })
+    documents.set('/safe', page(response.json<{ data: string }>().data))
+    events.length = 0
+    const tab = await context.newPage()
+    await tab.goto(ORIGIN + '/safe')
+    await Promise.all([tab.waitForURL('https://example.com/'), tab.click('a')])
+    await tab.close()
+    t.same(events, [])
+  })
+
+  let clicked = 0
+  for (const [index, { name, markdown }] of hostileInputs.entries()) {
+    const response = await app.inject({ method: 'POST', url: '/api/markdown/parse', payload: { markdown } })
+    const html = response.json<{ data: string }>().data
+    const path = `/hostile/${index}`
+    documents.set(path, page(html))
+    events.length = 0
+    clicked += await exercise(context, loader, path)
+    t.same(events, [], name)
+  }
+  t.comment(`${hostileInputs.length} hostile outputs loaded, ${clicked} links clicked, no script ran`)
+})
