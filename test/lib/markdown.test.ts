@@ -1,4 +1,5 @@
 import t from 'tap'
+import fc from 'fast-check'
 import {
   isSafeUrl, renderSafeMarkdown, MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
 } from '../../lib/markdown.js'
@@ -121,6 +122,24 @@ t.test('the hostile corpus renders to HTML that cannot run script', async (t) =>
     const html = render(markdown)
     t.same(unsafeParts(html), [], name)
   }
+})
+
+/** Pieces that matter to Markdown, HTML and URL parsing, for random documents. */
+const FRAGMENTS = [
+  '<', '>', '</', '/>', '[', ']', '(', ')', '![', '](', '`', '*', '_', '~~', '|', '-', '>', '#', '\n', '\n\n', ' ', '\t',
+  ':', '"', "'", '&', ';', '\\', '\u0000', '\u0001', 'javascript', 'JaVa', 'script', 'vbscript', 'data', 'file',
+  'text/html', 'image/svg+xml', 'image/png;base64,', '&#106;', '&#x09;', '&colon;', '&#58;', '%3A', '%09', '<script>',
+  '<img src=x ', 'onerror=', 'onload=', 'alert(1)', 'href=', '<svg', '<a ', '<style>', '<!--', '-->', '<![CDATA[',
+  '[r]: ', '[r]', 'http://x', 'mailto:', 'x'
+]
+
+t.test('random documents of hostile pieces render to HTML that cannot run script', async (t) => {
+  const documents = fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 60 }).map((pieces) => pieces.join(''))
+  fc.assert(fc.property(documents, (markdown) => {
+    const problems = unsafeParts(render(markdown))
+    if (problems.length > 0) throw new Error(`${JSON.stringify(markdown)}: ${problems.join('; ')}`)
+  }), { numRuns: 2000, seed: 20240501 })
+  t.equal(unsafeParts(render(FRAGMENTS.join(''))).length, 0, 'all pieces at once')
 })
 
 t.test('the safety check itself finds what it looks for', async (t) => {
