@@ -3,6 +3,7 @@ import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { build } from '../../../helper.js'
+import { MAX_MARKDOWN_LENGTH } from '../../../../lib/markdown.js'
 
 const URL = '/api/markdown/parse'
 
@@ -140,6 +141,12 @@ t.test('a body over BODY_LIMIT answers 413', async (t) => {
     assertErrorBody(t, await post(app, JSON.stringify({ markdown: 'a'.repeat(200) })), 413)
     assertErrorBody(t, await post(app, 'x'.repeat(200), 'text/plain'), 415)
   })
+})
+
+t.test('with a BODY_LIMIT raised past it, the renderer still takes at most MAX_MARKDOWN_LENGTH characters', async (t) => {
+  const app = await build(t, { BODY_LIMIT: String(4 * MAX_MARKDOWN_LENGTH) })
+  t.equal((await post(app, JSON.stringify({ markdown: 'a'.repeat(MAX_MARKDOWN_LENGTH) }))).statusCode, 200)
+  assertErrorBody(t, await post(app, JSON.stringify({ markdown: 'a'.repeat(MAX_MARKDOWN_LENGTH + 1) })), 400, /^markdown /)
 })
 
 t.test('prototype-pollution keys do no harm', async (t) => {
