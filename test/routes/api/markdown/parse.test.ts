@@ -229,9 +229,19 @@ t.test('over a real socket, malformed requests get the error body and the server
     `POST ${URL} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\nConnection: close\r\n\r\n{"markdown":"a"}`)
   t.notMatch(shortBody, /^HTTP\/1\.1 2/, 'a body shorter than its Content-Length is not rendered')
 
-  const chunkedGarbage = await rawExchange(port,
-    `POST ${URL} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{"markdown":"a"}\r\n0\r\n\r\n`)
-  t.match(chunkedGarbage, /^HTTP\/1\.1 400 /, 'broken chunked encoding answers 400')
+  // Requests Node's HTTP parser refuses before Fastify routes them.
+  const unparsable: Record<string, string> = {
+    'broken chunked encoding': `POST ${URL} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{"markdown":"a"}\r\n0\r\n\r\n`,
+    'a Content-Length that is not a number': `POST ${URL} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: abc\r\nConnection: close\r\n\r\n{}`,
+    'a request line that is not HTTP': 'GARBAGE\r\n\r\n'
+  }
+  for (const [name, bytes] of Object.entries(unparsable)) {
+    const answer = await rawExchange(port, bytes)
+    t.match(answer, /^HTTP\/1\.1 400 /, `${name}: 400`)
+    t.match(answer, /\r\n\r\n\{"error":\{"code":400,"message":"[^"]+"\}\}$/, `${name}: the contract's error body`, {
+      todo: 'Fastify\'s default clientErrorHandler answers {"error":"Bad Request","message":"Client Error","statusCode":400}'
+    })
+  }
 
   const response = await postOverHttp(port, JSON.stringify({ markdown: '**still up**' }))
   t.equal(response.statusCode, 200)
