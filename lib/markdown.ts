@@ -6,7 +6,7 @@ import MarkdownIt, { type Options, type StateBlock, type StateCore } from 'markd
  * of the input whatever its shape. Knows nothing of HTTP.
  */
 
-/** Longest accepted source, in UTF-16 code units; the request schema enforces it. */
+/** Longest accepted source, in characters as JSON Schema counts them; the request schema enforces it. */
 export const MAX_MARKDOWN_LENGTH = 1_048_576
 
 /**
