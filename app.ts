@@ -6,7 +6,7 @@ import { type Config, trustProxyOption } from './config.js'
 import { packageInfo } from './lib/package-info.js'
 import { redactUrl } from './lib/redact.js'
 import drain from './plugins/drain.js'
-import errors from './plugins/errors.js'
+import errors, { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
 import health from './plugins/health.js'
 import loginThrottle, { type LoginThrottleOptions } from './plugins/login-throttle.js'
 import openapi from './plugins/openapi.js'
@@ -56,7 +56,11 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     logger: loggerOptions(config, options.logStream),
     bodyLimit: config.BODY_LIMIT,
     trustProxy: trustProxyOption(config.TRUST_PROXY),
-    return503OnClosing: true,
+    // While closing, requests on open connections still get real answers (plugins/drain.ts
+    // then closes those connections), not Fastify's own 503 body.
+    return503OnClosing: false,
+    clientErrorHandler,
+    frameworkErrors,
     schemaController: validatorCompilers()
   }).withTypeProvider<TypeBoxTypeProvider>()
 

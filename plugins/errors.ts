@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http'
-import type { FastifyError, FastifyInstance, FastifySchemaValidationError } from 'fastify'
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ErrorBody } from '../schemas/common.js'
 
@@ -61,6 +62,33 @@ function toPublicError (error: FastifyError | HttpError): PublicError {
   }
   if (statusCode === 503) return { statusCode, message: 'Service unavailable', headers: {} }
   return { statusCode: 500, message: 'Internal server error', headers: {} }
+}
+
+/**
+ * Fastify option `frameworkErrors`: failures before routing (a malformed URL escape, an over-long
+ * path parameter) answer the contract's body too.
+ */
+export function frameworkErrors (error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const statusCode = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400
+  void reply.code(statusCode).send(errorBody(statusCode, STATUS_CODES[statusCode] ?? 'Bad request'))
+}
+
+const clientErrorStatus: Readonly<Record<string, number>> = { HPE_HEADER_OVERFLOW: 431, ERR_HTTP_REQUEST_TIMEOUT: 408 }
+
+/**
+ * Fastify option `clientErrorHandler`: a request Node's HTTP parser refuses (broken chunking, a
+ * bad Content-Length, a body cut short) never reaches Fastify, so the answer is written here.
+ */
+export function clientErrorHandler (error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  if (socket.writable) {
+    const statusCode = clientErrorStatus[error.code ?? ''] ?? 400
+    const reason = STATUS_CODES[statusCode] as string
+    const body = JSON.stringify(errorBody(statusCode, reason))
+    socket.write(`HTTP/1.1 ${statusCode} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy(error)
 }
 
 /**

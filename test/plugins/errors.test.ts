@@ -47,3 +47,11 @@ t.test('validation messages name the field', async (t) => {
   t.equal(describeValidationError([{ keyword: 'required', instancePath: '', schemaPath: '', params: { missingProperty: 'username' }, message: 'x' }]), 'username is required')
   t.equal(describeValidationError([{ keyword: 'type', instancePath: '', schemaPath: '', params: {}, message: 'must be object' }], 'body'), 'body must be object')
 })
+
+t.test('a malformed URL escape answers 400 with the error body', async (t) => {
+  const app = await buildUnready(t)
+  const response = await app.inject({ url: '/api/date/suninfo%zz?timestamp=0&latitude=0&longitude=0' })
+  t.equal(response.statusCode, 400)
+  t.equal(response.headers['content-type'], 'application/json; charset=utf-8')
+  t.same(response.json(), { error: { code: 400, message: 'Bad Request' } })
+})
