@@ -1,16 +1,25 @@
 import type { Redis } from 'ioredis'
 
-/** Counts failures per key inside a fixed window that starts with the first failure. */
+/** A key's count inside a fixed window that starts with its first attempt. */
+export interface AttemptCount { attempts: number, retryAfterSeconds: number }
+
+/**
+ * Counts login attempts that have not (yet) succeeded, per key. An attempt is counted before
+ * the password is checked and handed back if it succeeds, so a burst of concurrent guesses
+ * cannot all pass the limit before any of them is counted.
+ */
 export interface FailureCounter {
-  /** Failures so far in the key's window, and the seconds until that window ends. */
-  get: (key: string) => Promise<{ failures: number, retryAfterSeconds: number }>
-  record: (key: string) => Promise<void>
+  /** Counts one more attempt and returns the count including it. */
+  hit: (key: string) => Promise<AttemptCount>
+  /** Takes back one attempt (it succeeded). */
+  release: (key: string) => Promise<void>
+  /** Forgets the key's window. */
   reset: (key: string) => Promise<void>
   close: () => Promise<void>
 }
 
 export class MemoryFailureCounter implements FailureCounter {
-  private readonly windows = new Map<string, { failures: number, endsAt: number }>()
+  private readonly windows = new Map<string, { attempts: number, endsAt: number }>()
   private readonly sweeper: NodeJS.Timeout
 
   constructor (private readonly windowMs: number, private readonly now: () => number = Date.now) {
@@ -22,57 +31,57 @@ export class MemoryFailureCounter implements FailureCounter {
     this.sweeper.unref()
   }
 
-  async get (key: string) {
-    const window = this.windows.get(key)
+  async hit (key: string): Promise<AttemptCount> {
     const time = this.now()
-    if (window === undefined || window.endsAt <= time) return { failures: 0, retryAfterSeconds: 0 }
-    return { failures: window.failures, retryAfterSeconds: Math.ceil((window.endsAt - time) / 1000) }
-  }
-
-  async record (key: string) {
-    const time = this.now()
-    const window = this.windows.get(key)
+    let window = this.windows.get(key)
     if (window === undefined || window.endsAt <= time) {
-      this.windows.set(key, { failures: 1, endsAt: time + this.windowMs })
-    } else {
-      window.failures++
+      window = { attempts: 0, endsAt: time + this.windowMs }
+      this.windows.set(key, window)
     }
+    window.attempts++
+    return { attempts: window.attempts, retryAfterSeconds: Math.ceil((window.endsAt - time) / 1000) }
   }
 
-  async reset (key: string) {
+  async release (key: string): Promise<void> {
+    const window = this.windows.get(key)
+    if (window !== undefined && window.attempts > 0) window.attempts--
+  }
+
+  async reset (key: string): Promise<void> {
     this.windows.delete(key)
   }
 
-  async close () {
+  async close (): Promise<void> {
     clearInterval(this.sweeper)
   }
 }
 
-/** The same counter in Redis, so every replica sees every failure. */
+/** The same counter in Redis, so every replica sees every attempt. */
 export class RedisFailureCounter implements FailureCounter {
-  constructor (private readonly redis: Redis, private readonly windowMs: number, private readonly prefix = 'meridian:login-failures:') {}
+  constructor (private readonly redis: Redis, private readonly windowMs: number, private readonly prefix = 'meridian:login-attempts:') {}
 
-  async get (key: string) {
-    const [[, failures], [, ttl]] = await this.redis.multi()
-      .get(this.prefix + key)
-      .pttl(this.prefix + key)
-      .exec() as [[null, string | null], [null, number]]
-    if (failures === null || ttl <= 0) return { failures: 0, retryAfterSeconds: 0 }
-    return { failures: Number(failures), retryAfterSeconds: Math.ceil(ttl / 1000) }
-  }
-
-  async record (key: string) {
-    await this.redis.multi()
+  async hit (key: string): Promise<AttemptCount> {
+    const results = await this.redis.multi()
       .incr(this.prefix + key)
       .pexpire(this.prefix + key, this.windowMs, 'NX')
+      .pttl(this.prefix + key)
       .exec()
+    const [[, attempts], , [, ttl]] = results as [[null, number], unknown, [null, number]]
+    return { attempts, retryAfterSeconds: Math.max(1, Math.ceil(ttl / 1000)) }
   }
 
-  async reset (key: string) {
+  async release (key: string): Promise<void> {
+    // Never below zero, and never resurrecting a window that has ended.
+    await this.redis.eval(
+      "if (tonumber(redis.call('get', KEYS[1]) or '0') > 0) then return redis.call('decr', KEYS[1]) end return 0",
+      1, this.prefix + key)
+  }
+
+  async reset (key: string): Promise<void> {
     await this.redis.del(this.prefix + key)
   }
 
-  async close () {
+  async close (): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect())
   }
 }

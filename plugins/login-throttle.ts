@@ -14,10 +14,13 @@ export interface LoginThrottleOptions {
 }
 
 export interface LoginThrottle {
-  /** Throws 429 when this username or this address has failed too often. */
-  check: (request: FastifyRequest, username: string) => Promise<void>
-  recordFailure: (request: FastifyRequest, username: string) => Promise<void>
-  recordSuccess: (request: FastifyRequest, username: string) => Promise<void>
+  /**
+   * Counts this attempt against the username and the client address, before the password is
+   * checked; throws 429 when either is past its limit.
+   */
+  attempt: (request: FastifyRequest, username: string) => Promise<void>
+  /** The attempt succeeded: it no longer counts, and the username's window is forgotten. */
+  succeeded: (request: FastifyRequest, username: string) => Promise<void>
 }
 
 declare module 'fastify' {
@@ -54,7 +57,9 @@ async function unavailableOnFailure<T> (operation: Promise<T>): Promise<T> {
 /**
  * Throttles failed logins, not logins: @fastify/rate-limit counts every request, while a
  * password-guessing defence must count failures per username and per client address (the
- * address is the socket's unless TRUST_PROXY names the load balancer).
+ * address is the socket's unless TRUST_PROXY names the load balancer). Each attempt is counted
+ * before its password is checked and given back when it succeeds, so concurrent guesses cannot
+ * slip past the limit together.
  */
 export default fp(async function loginThrottle (fastify: FastifyInstance, options: LoginThrottleOptions) {
   const limits = { ...loginThrottleDefaults, ...options }
@@ -64,27 +69,23 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
     : new MemoryFailureCounter(windowMs)
   fastify.addHook('onClose', async () => { await counter.close() })
 
-  async function tooMany (key: string, max: number): Promise<number> {
-    const { failures, retryAfterSeconds } = await unavailableOnFailure(counter.get(key))
-    return failures >= max ? retryAfterSeconds : 0
-  }
-
   fastify.decorate('loginThrottle', {
-    async check (request, username) {
-      const waits = await Promise.all([
-        tooMany(usernameKey(username), limits.maxFailuresPerUsername),
-        tooMany(addressKey(request), limits.maxFailuresPerAddress)
-      ])
+    async attempt (request, username) {
+      const [perUsername, perAddress] = await unavailableOnFailure(Promise.all([
+        counter.hit(usernameKey(username)),
+        counter.hit(addressKey(request))
+      ]))
+      const waits = [
+        perUsername.attempts > limits.maxFailuresPerUsername ? perUsername.retryAfterSeconds : 0,
+        perAddress.attempts > limits.maxFailuresPerAddress ? perAddress.retryAfterSeconds : 0
+      ]
       const retryAfter = Math.max(...waits)
       if (retryAfter > 0) {
         throw new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfter) })
       }
     },
-    async recordFailure (request, username) {
-      await unavailableOnFailure(Promise.all([counter.record(usernameKey(username)), counter.record(addressKey(request))]))
-    },
-    async recordSuccess (_request, username) {
-      await unavailableOnFailure(counter.reset(usernameKey(username)))
+    async succeeded (request, username) {
+      await unavailableOnFailure(Promise.all([counter.reset(usernameKey(username)), counter.release(addressKey(request))]))
     }
   } satisfies LoginThrottle)
 }, { name: 'login-throttle' })

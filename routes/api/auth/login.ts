@@ -17,18 +17,15 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const { username, password } = request.body
-    await fastify.loginThrottle.check(request, username)
+    await fastify.loginThrottle.attempt(request, username)
 
     const user = await fastify.store.findByUsername(username)
     const passwordMatches = user === undefined
       ? await verifyAgainstDummy(password)
       : await verifyPassword(user.passwordHash, password)
-    if (user === undefined || !passwordMatches) {
-      await fastify.loginThrottle.recordFailure(request, username)
-      throw new HttpError(403, 'Invalid credentials')
-    }
+    if (user === undefined || !passwordMatches) throw new HttpError(403, 'Invalid credentials')
 
-    await fastify.loginThrottle.recordSuccess(request, username)
+    await fastify.loginThrottle.succeeded(request, username)
     if (needsRehash(user.passwordHash)) {
       await fastify.store.replacePasswordHash(user.id, user.passwordHash, await hashPassword(password))
     }
