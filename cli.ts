@@ -144,10 +144,11 @@ try {
   const output = await run(process.argv.slice(2))
   if (output !== undefined) process.stdout.write(`${output}\n`)
 } catch (error) {
-  if (error instanceof UsageError || error instanceof ConfigError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    process.stderr.write(`meridian: ${(error as Error).message}\n`)
-  } else {
-    process.stderr.write(`meridian: ${(error as Error).stack ?? String(error)}\n`)
-  }
+  // Failures the operator can act on (usage, configuration, a port in use, an unknown host)
+  // are one line; anything else keeps its stack for a bug report.
+  const isSystemError = typeof (error as NodeJS.ErrnoException).syscall === 'string'
+  const isExpected = error instanceof UsageError || error instanceof ConfigError || isSystemError ||
+    (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+  process.stderr.write(`meridian: ${isExpected ? (error as Error).message : ((error as Error).stack ?? String(error))}\n`)
   process.exitCode = 1
 }

@@ -3,22 +3,29 @@ import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { ensureDemoUsers } from './lib/demo-users.js'
 
-/** Seconds in-flight requests get to finish after SIGTERM before the process exits anyway. */
+/** Milliseconds in-flight requests get to finish after SIGTERM before the process exits anyway. */
 const GRACE_PERIOD_MS = 10_000
 
 /** Builds the app, listens, and on SIGTERM/SIGINT stops accepting, drains and closes. */
 export async function serve (config: Config): Promise<void> {
   const app = await buildApp(config)
+  try {
+    await app.ready()
+    const isEmbedded = config.DATABASE_URL.startsWith('sqlite:')
+    if (isEmbedded && config.NODE_ENV !== 'production') {
+      const created = await ensureDemoUsers(app.store)
+      if (created > 0) app.log.info({ created }, 'created demo users on the empty database')
+    }
+    await app.listen({ host: config.HOST, port: config.PORT })
+  } catch (error) {
+    // A start that fails (port taken, bad HOST) must exit non-zero: close, then let it propagate.
+    await app.close()
+    throw error
+  }
+  // Only once listening: close-with-grace exits 0 on its way out, which would hide a failed start.
   closeWithGrace({ delay: GRACE_PERIOD_MS }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'closing after an unexpected error')
     else app.log.info({ signal }, 'closing')
     await app.close()
   })
-  await app.ready()
-  const isEmbedded = config.DATABASE_URL.startsWith('sqlite:')
-  if (isEmbedded && config.NODE_ENV !== 'production') {
-    const created = await ensureDemoUsers(app.store)
-    if (created > 0) app.log.info({ created }, 'created demo users on the empty database')
-  }
-  await app.listen({ host: config.HOST, port: config.PORT })
 }

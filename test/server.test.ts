@@ -61,3 +61,20 @@ t.test('npm start: demo users on an empty database, then a graceful SIGTERM', as
   t.equal(code, 0, `exit code 0 (output: ${output.slice(-500)})`)
   await t.rejects(fetch(`${base}/health/live`), 'no longer accepting')
 })
+
+t.test('a start that fails (port already taken) exits 1 with one line', async (t) => {
+  const blocker = createServer().listen(0, '127.0.0.1')
+  await once(blocker, 'listening')
+  t.teardown(() => { blocker.close() })
+  const { port } = blocker.address() as { port: number }
+  const child = spawn(process.execPath, [cliPath, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), DATABASE_URL: `sqlite:${join(t.testdir(), 'meridian.db')}`, LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'ignore', 'pipe']
+  })
+  let stderr = ''
+  child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  const [code] = await once(child, 'exit') as [number | null]
+  t.equal(code, 1)
+  t.match(stderr, /^meridian: listen EADDRINUSE/)
+  t.equal(stderr.trim().split('\n').length, 1, 'one line')
+})

@@ -20,4 +20,6 @@ t.test('a stalled event loop answers 503 with Retry-After and the error body', a
   t.equal(response.statusCode, 503)
   t.same(response.json(), { error: { code: 503, message: 'Service unavailable' } })
   t.equal(response.headers['retry-after'], '10')
+  const live = await app.inject({ url: '/health/live' })
+  t.equal(live.statusCode, 200, 'liveness still answers: the process is busy, not dead')
 })
