@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { isIP } from 'node:net'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { Type, type Static } from '@sinclair/typebox'
@@ -56,7 +57,37 @@ export function readEnv (source: NodeJS.ProcessEnv = process.env): Env {
   if (env.NODE_ENV === 'production' && env.JWT_SECRET === undefined) {
     throw new ConfigError('Invalid configuration: JWT_SECRET is required when NODE_ENV=production')
   }
+  if (env.TRUST_PROXY !== undefined && !isTrustProxyValue(env.TRUST_PROXY)) {
+    throw new ConfigError('Invalid configuration: TRUST_PROXY must be a hop count, true, or comma-separated IP addresses or CIDR ranges')
+  }
+  if (!env.DATABASE_URL.startsWith('sqlite:') && !isPostgresUrl(env.DATABASE_URL)) {
+    throw new ConfigError('Invalid configuration: DATABASE_URL is not a valid postgres:// URL')
+  }
   return env
+}
+
+/** What pg's connection-string parser will take: a URL whose escapes decode. */
+function isPostgresUrl (value: string): boolean {
+  try {
+    decodeURIComponent(value)
+    return URL.canParse(value)
+  } catch {
+    return false
+  }
+}
+
+function isAddressOrRange (entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || rest.length > 0) return false
+  if (prefix === undefined) return true
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
+}
+
+function isTrustProxyValue (value: string): boolean {
+  if (value === 'true' || /^\d+$/.test(value)) return true
+  const entries = value.split(',').map((entry) => entry.trim())
+  return entries.every(isAddressOrRange)
 }
 
 export function previousSecrets (env: Env): string[] {

@@ -27,7 +27,12 @@ t.test('invalid configuration fails with one line naming the variable', async (t
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
     [{ NODE_ENV: 'production' }, 'JWT_SECRET'],
-    [{ JWT_SECRET: 'x'.repeat(32), JWT_PREVIOUS_SECRETS: 'short' }, 'JWT_PREVIOUS_SECRETS']
+    [{ JWT_SECRET: 'x'.repeat(32), JWT_PREVIOUS_SECRETS: 'short' }, 'JWT_PREVIOUS_SECRETS'],
+    [{ TRUST_PROXY: 'abc' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.1/33' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '-1' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.1,' }, 'TRUST_PROXY'],
+    [{ DATABASE_URL: 'postgres://%', JWT_SECRET: 'x'.repeat(32) }, 'DATABASE_URL']
   ]
   for (const [env, variable] of cases) {
     const error = t.throws(() => loadConfig(env), ConfigError, JSON.stringify(env)) as unknown as Error
@@ -58,6 +63,7 @@ t.test('TRUST_PROXY: hops, true, or addresses', async (t) => {
   t.equal(trustProxyOption(undefined), false)
   t.equal(trustProxyOption('true'), true)
   t.same(trustProxyOption('10.0.0.1, 10.0.0.0/8'), ['10.0.0.1', '10.0.0.0/8'])
+  t.same(readEnv({ TRUST_PROXY: '10.0.0.1, 10.0.0.0/8,::1,fd00::/8' }).TRUST_PROXY, '10.0.0.1, 10.0.0.0/8,::1,fd00::/8', 'addresses and ranges of both families are valid')
   const hops = trustProxyOption('1') as (address: string, hop: number) => boolean
   t.equal(hops('10.0.0.1', 0), true)
   t.equal(hops('10.0.0.1', 1), false)
