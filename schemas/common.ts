@@ -25,8 +25,8 @@ export function errorResponses<const C extends readonly number[]> (...codes: C):
   return Object.fromEntries(codes.map((code) => [code, ref(ErrorBody)])) as { [K in C[number]]: TUnsafe<ErrorBody> }
 }
 
-/** The statuses any route can answer whatever its own logic: bad input, overload, failure. */
-export const commonErrors = [400, 429, 500, 503] as const
+/** The statuses any route can answer whatever its own logic: bad input, failure, overload. */
+export const commonErrors = [400, 500, 503] as const
 
 export const Page = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1, description: 'Page number, from 1' })
 export const PerPage = Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Users per page' })

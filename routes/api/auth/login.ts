@@ -13,7 +13,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
         'or per client address answer 429 with Retry-After.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: ref(LoginRequest),
-      response: { 200: ref(TokenPair), ...errorResponses(...commonErrors, 403, 413, 415) }
+      response: { 200: ref(TokenPair), ...errorResponses(...commonErrors, 403, 413, 415, 429) }
     }
   }, async (request) => {
     const { username, password } = request.body
