@@ -41,6 +41,12 @@ export function describeValidationError (errors: FastifySchemaValidationError[],
   return `${field === '' ? (context ?? 'request') : field} ${first.message ?? 'is invalid'}`
 }
 
+/**
+ * Failures of a dependency that should pass (a database lock held too long, a server that does
+ * not answer): the client may retry, so they answer 503 rather than 500.
+ */
+const UNAVAILABLE_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300'])
+
 interface PublicError { statusCode: number, message: string, headers: Readonly<Record<string, string>> }
 
 function toPublicError (error: FastifyError | HttpError): PublicError {
@@ -60,7 +66,9 @@ function toPublicError (error: FastifyError | HttpError): PublicError {
     }
     return { statusCode, message: STATUS_CODES[statusCode] ?? 'Bad request', headers: {} }
   }
-  if (statusCode === 503) return { statusCode, message: 'Service unavailable', headers: {} }
+  if (statusCode === 503 || (error.code !== undefined && UNAVAILABLE_CODES.has(error.code))) {
+    return { statusCode: 503, message: 'Service unavailable', headers: {} }
+  }
   return { statusCode: 500, message: 'Internal server error', headers: {} }
 }
 

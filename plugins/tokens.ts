@@ -49,6 +49,9 @@ export default fp(async function tokens (fastify: FastifyInstance, options: Toke
       if (error instanceof InvalidTokenError) throw new HttpError(403, ACCESS_TOKEN_REFUSED)
       throw error
     }
-    await fastify.store.markSeen(request.user.id)
+    // Presence is a side effect of reading: it must not fail the read it rides on.
+    await fastify.store.markSeen(request.user.id).catch((error: unknown) => {
+      request.log.warn({ err: error }, 'could not record the user as seen')
+    })
   })
 }, { name: 'tokens', dependencies: ['store'] })

@@ -20,9 +20,11 @@ export function connect (databaseUrl: string): Connection {
   if (sqliteFile !== undefined) {
     mkdirSync(dirname(sqliteFile), { recursive: true })
     const database = new BetterSqlite3(sqliteFile)
-    // WAL lets the CLI write while the server reads and writes; the timeout waits out its locks.
+    // WAL lets the CLI write while the server reads and writes; the timeout waits out its short
+    // locks. better-sqlite3 waits synchronously, so the wait is kept short: a longer lock answers
+    // 503 instead of stalling every request.
     database.pragma('journal_mode = WAL')
-    database.pragma('busy_timeout = 5000')
+    database.pragma('busy_timeout = 1000')
     database.pragma('synchronous = NORMAL')
     return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite', sqliteFile }
   }
