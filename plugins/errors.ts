@@ -117,4 +117,9 @@ export default fp(async function errors (fastify: FastifyInstance) {
   fastify.setNotFoundHandler(function notFound (_request, reply) {
     return reply.code(404).send(errorBody(404, 'Not found'))
   })
+
+  // An unknown route answers 404 before its body is read: not 400 for malformed JSON, nor 413.
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (request.is404) return await reply.code(404).send(errorBody(404, 'Not found'))
+  })
 }, { name: 'errors' })

@@ -12,6 +12,20 @@ t.test('an unknown route answers 404 Not found with the error body', async (t) =
   }
 })
 
+t.test('an unknown route answers 404 whatever its body', async (t) => {
+  const app = await buildUnready(t, { BODY_LIMIT: '100' })
+  const cases = [
+    { method: 'POST' as const, url: '/nope', headers: { 'content-type': 'application/json' }, payload: '{x' },
+    { method: 'PUT' as const, url: '/api/markdown/parse', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ markdown: 'x'.repeat(500) }) },
+    { method: 'OPTIONS' as const, url: '/api/auth/login', headers: { 'content-type': 'text/plain' }, payload: 'hello' }
+  ]
+  for (const request of cases) {
+    const response = await app.inject(request)
+    t.equal(response.statusCode, 404, `${request.method} ${request.url}`)
+    t.same(response.json(), { error: { code: 404, message: 'Not found' } })
+  }
+})
+
 t.test('an unexpected failure answers 500 with no internal detail', async (t) => {
   const app = await buildUnready(t)
   app.get('/explode', async () => { throw new Error('SELECT secret FROM internals at line 42') })
