@@ -61,6 +61,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     return503OnClosing: false,
     clientErrorHandler,
     frameworkErrors,
+    // plugins/errors.ts refuses a missing Host itself, with the contract's body.
+    http: { requireHostHeader: false },
     schemaController: validatorCompilers()
   }).withTypeProvider<TypeBoxTypeProvider>()
 

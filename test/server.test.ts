@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
@@ -14,6 +14,14 @@ async function freePort (): Promise<number> {
   const { port } = server.address() as { port: number }
   server.close()
   return port
+}
+
+async function rawRequest (port: number, bytes: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1', () => socket.end(bytes))
+  let answer = ''
+  socket.on('data', (chunk: Buffer) => { answer += chunk.toString() })
+  await once(socket, 'close')
+  return answer
 }
 
 async function waitForReady (base: string, child: ChildProcess): Promise<void> {
@@ -51,6 +59,11 @@ t.test('npm start: demo users on an empty database, then a graceful SIGTERM', as
   const page = await (await fetch(`${base}/api/user/list?access_token=${token}`)).json() as { meta: { count_total: number, total_pages: number } }
   t.ok(page.meta.count_total >= 45, `${page.meta.count_total} demo users`)
   t.ok(page.meta.total_pages >= 3)
+
+  const withoutHost = await rawRequest(port, 'GET /health/live HTTP/1.1\r\nConnection: close\r\n\r\n')
+  t.match(withoutHost, /^HTTP\/1\.1 400 /, 'HTTP/1.1 without Host is refused')
+  t.match(withoutHost, /content-type: application\/json; charset=utf-8/i)
+  t.match(withoutHost, /\r\n\r\n\{"error":\{"code":400,"message":"Host header is required"\}\}$/)
 
   // A login (an argon2 verification) is in flight when SIGTERM arrives: it must still finish.
   const inFlight = login()
