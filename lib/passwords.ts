@@ -32,12 +32,17 @@ export function needsRehash (hash: string): boolean {
 
 let dummyHash: Promise<string> | undefined
 
+/** Makes the dummy hash ahead of the first login, so that login is not slower than the rest. */
+export async function prepareDummyHash (): Promise<string> {
+  dummyHash ??= hashPassword('meridian-dummy-password-for-unknown-users')
+  return await dummyHash
+}
+
 /**
  * For an unknown username the login still verifies a password against a real hash of the
  * same cost, so its timing does not tell an attacker which usernames exist.
  */
 export async function verifyAgainstDummy (password: string): Promise<false> {
-  dummyHash ??= hashPassword('meridian-dummy-password-for-unknown-users')
-  await verifyPassword(await dummyHash, password)
+  await verifyPassword(await prepareDummyHash(), password)
   return false
 }

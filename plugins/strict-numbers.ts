@@ -2,10 +2,13 @@ import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { HttpError } from './errors.js'
 
-/** A plain decimal number: what a client means by `latitude=51.5` or `timestamp=-86400`. */
-const DECIMAL_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
-
 interface NumericParameter { name: string, type: 'number' | 'integer' }
+
+/** Plain decimal numerals: what a client means by `latitude=51.5` or `timestamp=-86400`. */
+const NUMERAL: Readonly<Record<NumericParameter['type'], RegExp>> = {
+  number: /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/,
+  integer: /^-?(?:0|[1-9]\d*)$/
+}
 
 function numericParameters (querystring: unknown): NumericParameter[] {
   const properties = (querystring as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {}
@@ -17,8 +20,8 @@ function numericParameters (querystring: unknown): NumericParameter[] {
 /**
  * Ajv's string coercion takes `0x10`, ` 12`, `Infinity` and `1e400` for numbers, and lets the
  * infinite ones past `minimum`/`maximum`. Before schema validation (and after any token guard),
- * every numeric query parameter must be a finite decimal number, or the request answers 400
- * naming the parameter, as a schema failure would.
+ * every numeric query parameter must be a finite decimal numeral (an integer one has no fraction
+ * or exponent), or the request answers 400 naming the parameter, as a schema failure would.
  */
 export default fp(async function strictNumbers (fastify: FastifyInstance) {
   fastify.addHook('onRoute', (route: RouteOptions) => {
@@ -30,8 +33,9 @@ export default fp(async function strictNumbers (fastify: FastifyInstance) {
         const value = query[name]
         if (value === undefined) continue
         const text = Array.isArray(value) && value.length === 1 ? value[0] : value
-        if (typeof text !== 'string' || !DECIMAL_NUMBER.test(text) || !Number.isFinite(Number(text))) {
-          throw new HttpError(400, `${name} must be ${type === 'integer' ? 'an integer' : 'a number'}`)
+        if (typeof text !== 'string' || !NUMERAL[type].test(text) || !Number.isFinite(Number(text))) {
+          // The wording of a schema failure, so every invalid number reads the same.
+          throw new HttpError(400, `${name} must be ${type}`)
         }
       }
     }

@@ -2,9 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { LoginRequest, TokenPair } from '../../../schemas/auth.js'
 import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
 import { HttpError } from '../../../plugins/errors.js'
-import { hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from '../../../lib/passwords.js'
+import { hashPassword, needsRehash, prepareDummyHash, verifyAgainstDummy, verifyPassword } from '../../../lib/passwords.js'
 
 const login: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.addHook('onReady', async () => { await prepareDummyHash() })
+
   fastify.post('/api/auth/login', {
     schema: {
       tags: ['auth'],

@@ -73,13 +73,17 @@ t.test('page and per_page must be integers in range: 400 naming the field', asyn
   const { app, token } = await appWithUsers(t, 3)
   const cases: Array<[string, string]> = [
     ['page=0', 'page'], ['page=-1', 'page'], ['page=abc', 'page'], ['page=1.5', 'page'], ['page=', 'page'],
-    ['page=1e400', 'page'], ['per_page=0', 'per_page'], ['per_page=101', 'per_page'], ['per_page=x', 'per_page']
+    ['page=1e400', 'page'], ['page=2.0', 'page'], ['page=1e1', 'page'], ['page=0x2', 'page'], ['page=%202', 'page'],
+    ['per_page=0', 'per_page'], ['per_page=101', 'per_page'], ['per_page=x', 'per_page']
   ]
   for (const [query, field] of cases) {
     const response = await get(app, `?access_token=${token}&${query}`)
     t.equal(response.statusCode, 400, query)
     t.equal(response.json().error.code, 400)
     t.match(response.json().error.message, field, query)
+  }
+  for (const query of ['page=abc', 'page=1.5', 'page=1e1']) {
+    t.equal((await get(app, `?access_token=${token}&${query}`)).json().error.message, 'page must be integer', `${query}: one wording`)
   }
 })
 
