@@ -95,11 +95,9 @@ export class TokenService {
     } catch (error) {
       throw error instanceof InvalidTokenError ? error : new InvalidTokenError((error as Error).message)
     }
-    const userId = Number(claims.sub)
     if (claims.token_use !== use) throw new InvalidTokenError(`not an ${use} token`)
-    if (typeof claims.sub !== 'string' || !Number.isSafeInteger(userId) || userId < 1) {
-      throw new InvalidTokenError('bad subject')
-    }
+    if (typeof claims.sub !== 'string' || !/^[1-9]\d{0,15}$/.test(claims.sub)) throw new InvalidTokenError('bad subject')
+    const userId = Number(claims.sub)
     if (typeof claims.ver !== 'number' || !Number.isSafeInteger(claims.ver)) throw new InvalidTokenError('bad version')
     return { userId, tokenVersion: claims.ver, use }
   }
