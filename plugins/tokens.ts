@@ -7,9 +7,13 @@ import { InvalidTokenError, TokenService, type TokenServiceOptions, type TokenUs
 declare module 'fastify' {
   interface FastifyInstance {
     tokens: TokenService
-    /** The user a token was issued to, if the token and the user both still hold. */
-    userForToken: (token: unknown, use: TokenUse) => Promise<UserRecord>
-    /** preValidation hook: 403 unless `access_token` is valid; sets `request.user`. */
+    /**
+     * A preValidation hook that sets `request.user` to the user of the `use` token `find` reads
+     * from the request, or throws what `refuse` makes for any problem with the token or its user. Before
+     * validation, so a missing or malformed token gets the token's own answer, not a schema 400.
+     */
+    tokenGuard: (use: TokenUse, find: (request: FastifyRequest) => unknown, refuse: () => HttpError) => (request: FastifyRequest) => Promise<void>
+    /** preValidation hook: 403 unless `access_token` is valid; sets `request.user` and marks it seen. */
     requireAccessToken: (request: FastifyRequest) => Promise<void>
   }
   interface FastifyRequest {
@@ -29,6 +33,7 @@ export default fp(async function tokens (fastify: FastifyInstance, options: Toke
   fastify.decorate('tokens', service)
   fastify.decorateRequest('user', null)
 
+  /** The user a token was issued to, if the token and the user both still hold. */
   async function userForToken (token: unknown, use: TokenUse): Promise<UserRecord> {
     const verified = service.verify(token, use)
     const user = await fastify.store.findById(verified.userId)
@@ -36,21 +41,27 @@ export default fp(async function tokens (fastify: FastifyInstance, options: Toke
     if (user.tokenVersion !== verified.tokenVersion) throw new InvalidTokenError('issued before a password change')
     return user
   }
-  fastify.decorate('userForToken', userForToken)
 
-  // A preValidation hook, so that a missing or bad token answers 403 before the schema
-  // would answer 400 for the missing parameter.
-  fastify.decorate('requireAccessToken', async function requireAccessToken (request: FastifyRequest) {
-    const token = (request.query as Record<string, unknown> | undefined)?.access_token ??
-      (request.body as Record<string, unknown> | undefined)?.access_token
-    try {
-      request.user = await userForToken(token, 'access')
-    } catch (error) {
-      if (error instanceof InvalidTokenError) throw new HttpError(403, ACCESS_TOKEN_REFUSED)
-      throw error
+  function tokenGuard (use: TokenUse, find: (request: FastifyRequest) => unknown, refuse: () => HttpError) {
+    return async function guard (request: FastifyRequest): Promise<void> {
+      try {
+        request.user = await userForToken(find(request), use)
+      } catch (error) {
+        if (error instanceof InvalidTokenError) throw refuse()
+        throw error
+      }
     }
+  }
+  fastify.decorate('tokenGuard', tokenGuard)
+
+  const accessGuard = tokenGuard('access', (request) =>
+    (request.query as Record<string, unknown> | undefined)?.access_token ??
+    (request.body as Record<string, unknown> | undefined)?.access_token,
+  () => new HttpError(403, ACCESS_TOKEN_REFUSED))
+  fastify.decorate('requireAccessToken', async function requireAccessToken (request: FastifyRequest) {
+    await accessGuard(request)
     // Presence is a side effect of reading: it must not fail the read it rides on.
-    await fastify.store.markSeen(request.user.id).catch((error: unknown) => {
+    await fastify.store.markSeen((request.user as UserRecord).id).catch((error: unknown) => {
       request.log.warn({ err: error }, 'could not record the user as seen')
     })
   })

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AccessTokenGrant, RefreshRequest } from '../../../schemas/auth.js'
 import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
 import { HttpError } from '../../../plugins/errors.js'
-import { InvalidTokenError } from '../../../lib/tokens.js'
 import type { UserRecord } from '../../../lib/store/user-store.js'
 
 export const REFRESH_TOKEN_REFUSED = 'Invalid refresh token'
@@ -17,16 +16,9 @@ const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
       body: ref(RefreshRequest),
       response: { 200: ref(AccessTokenGrant), ...errorResponses(...commonErrors, 413, 415) }
     },
-    // Before validation, so a missing or malformed token answers the contract's 400 message.
-    preValidation: async (request) => {
-      const token = (request.body as Record<string, unknown> | undefined)?.refresh_token
-      try {
-        request.user = await fastify.userForToken(token, 'refresh')
-      } catch (error) {
-        if (error instanceof InvalidTokenError) throw new HttpError(400, REFRESH_TOKEN_REFUSED)
-        throw error
-      }
-    }
+    preValidation: fastify.tokenGuard('refresh',
+      (request) => (request.body as Record<string, unknown> | undefined)?.refresh_token,
+      () => new HttpError(400, REFRESH_TOKEN_REFUSED))
   }, async (request) => {
     const user = request.user as UserRecord
     await fastify.store.markSeen(user.id)
