@@ -32,10 +32,9 @@ export const ConfigSchema = Type.Object({
 export type Env = Static<typeof ConfigSchema>
 
 /** Configuration after the start-up has resolved what the environment may leave out. */
-export type Config = Omit<Env, 'JWT_SECRET' | 'JWT_PREVIOUS_SECRETS' | 'LOG_LEVEL'> & {
+export type Config = Omit<Env, 'JWT_SECRET' | 'JWT_PREVIOUS_SECRETS'> & {
   JWT_SECRET: string
   JWT_PREVIOUS_SECRETS: string[]
-  LOG_LEVEL: Env['LOG_LEVEL']
 }
 
 export class ConfigError extends Error {
