@@ -1,4 +1,4 @@
-import MarkdownIt, { type Options, type StateBlock, type StateCore } from 'markdown-it'
+import MarkdownIt, { type Options, type StateBlock, type StateCore, type StateInline } from 'markdown-it'
 
 /**
  * Markdown to HTML that is safe to embed: CommonMark plus GitHub tables and strikethrough,
@@ -133,6 +133,25 @@ function limitTableCells (original: BlockRule): BlockRule {
   }
 }
 
+const TILDE = 0x7e
+
+/**
+ * Inline rule before markdown-it's strikethrough: a run of three or more tildes is text, as in
+ * GitHub's spec (`This will ~~~not~~~ strike.`, example 493 of GFM 0.29), where markdown-it
+ * would cut it into `~~` pairs and strike with them. Taking the run whole also keeps a long
+ * run from becoming one token and one delimiter per pair.
+ */
+function tildeRunAsText (state: StateInline, silent: boolean): boolean {
+  const start = state.pos
+  if (state.src.charCodeAt(start) !== TILDE) return false
+  let end = start
+  while (end < state.posMax && state.src.charCodeAt(end) === TILDE) end++
+  if (end - start < 3) return false
+  if (!silent) state.pending += state.src.slice(start, end)
+  state.pos = end
+  return true
+}
+
 const LINK_ATTRIBUTES = new Set(['href', 'src', 'title'])
 
 /** Core rule: once links and images have copied too much, the rest keep only their text. */
@@ -159,6 +178,7 @@ function createRenderer (): MarkdownIt {
   }
   const md = new MarkdownIt('commonmark', options)
   md.enable(['table', 'strikethrough'])
+  md.inline.ruler.before('strikethrough', 'tilde_run_as_text', tildeRunAsText)
   md.validateLink = isSafeUrl
   wrapBlockRule(md, 'blockquote', (original) => limitBlockquoteDepth(refuseBeyondNesting(1)(original)))
   wrapBlockRule(md, 'list', refuseBeyondNesting(2))

@@ -76,6 +76,10 @@ t.test('strikethrough', async (t) => {
   t.equal(render('~~~three~~~'), '<pre><code class="language-three~~~"></code></pre>\n', 'three at the start of a line open a fence')
   t.equal(render('a ~~b *c*~~ d'), '<p>a <s>b <em>c</em></s> d</p>\n')
   t.equal(render('~~unclosed'), '<p>~~unclosed</p>\n')
+  t.equal(render('This will ~~~not~~~ strike.'), '<p>This will ~~~not~~~ strike.</p>\n', 'GFM example 493: three tildes are text')
+  t.equal(render('a ~~~~b~~~~ c'), '<p>a ~~~~b~~~~ c</p>\n', 'four tildes neither open nor close')
+  t.equal(render('~~a ~~~ b~~'), '<p><s>a ~~~ b</s></p>\n', 'a run of three inside a strikethrough is text')
+  t.equal(render('*~~~*'), '<p><em>~~~</em></p>\n', 'a tilde run stays inside emphasis')
   t.equal(render('\\~~not~~'), '<p>~~not~~</p>\n', 'an escaped tilde opens nothing')
 })
 
