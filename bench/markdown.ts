@@ -24,6 +24,7 @@ import { performance, PerformanceObserver } from 'node:perf_hooks'
 import {
   MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR, renderSafeMarkdown
 } from '../lib/markdown.js'
+import { importBuiltApp } from './built-app.js'
 
 export interface PathologicalCase {
   name: string
@@ -242,18 +243,21 @@ export const pathologicalCases: PathologicalCase[] = [
   {
     name: 'many reference definitions and uses',
     generate: (size) => {
-      const n = repeats(size, 24)
-      let text = ''
-      for (let i = 0; i < n; i++) text += `[r${i}]: /u${i}\n`
-      text += '\n'
-      for (let i = 0; i < n; i++) text += `[r${i}] `
-      return text
+      let definitions = ''
+      let uses = ''
+      for (let i = 0; ; i++) {
+        const definition = `[r${i}]: /u${i}\n`
+        const use = `[r${i}] `
+        if (definitions.length + uses.length + definition.length + use.length + 1 > size) return `${definitions}\n${uses}`
+        definitions += definition
+        uses += use
+      }
     },
     check: (html, source) => expect(count(html, '<a href="/u') === count(source, ']: /u'), 'every reference resolves')
   },
   {
     name: 'one long reference used many times',
-    generate: (size) => fill(size / 2, '[r]', `[r]: /${'x'.repeat(size / 2 - 10)}\n\n`),
+    generate: (size) => fill(size, '[r]', `[r]: /${'x'.repeat(size / 2 - 10)}\n\n`),
     check: (html, source) => expect(html.length < source.length * (LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR + 20), 'output linear in the input')
   },
   {
@@ -493,7 +497,7 @@ async function serveBareRenderer (): Promise<number> {
 }
 
 async function serveApp (): Promise<number> {
-  const [{ buildApp }, { loadConfig }] = await Promise.all([import('../app.js'), import('../config.js')])
+  const { buildApp, loadConfig } = await importBuiltApp()
   const { mkdtempSync } = await import('node:fs')
   const { tmpdir } = await import('node:os')
   const { join } = await import('node:path')
