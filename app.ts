@@ -9,6 +9,7 @@ import drain from './plugins/drain.js'
 import errors, { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
 import health from './plugins/health.js'
 import loginThrottle, { type LoginThrottleOptions } from './plugins/login-throttle.js'
+import markdownRenderer, { type MarkdownRendererOptions } from './plugins/markdown-renderer.js'
 import openapi from './plugins/openapi.js'
 import store from './plugins/store.js'
 import strictNumbers from './plugins/strict-numbers.js'
@@ -25,6 +26,8 @@ export interface BuildOptions {
   logStream?: NodeJS.WritableStream
   /** Throttle limits other than the defaults, for tests. */
   loginThrottle?: Omit<LoginThrottleOptions, 'redisUrl'>
+  /** Render threads and their bounds other than the defaults, for tests. */
+  markdownRenderer?: MarkdownRendererOptions
   /**
    * Event-loop delay past which requests answer 503 (0 turns the check off). Tests turn it off:
    * a test process compiling TypeScript beside other test processes stalls for seconds.
@@ -81,6 +84,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     refreshTtlSeconds: config.REFRESH_TOKEN_TTL
   })
   await app.register(loginThrottle, { ...options.loginThrottle, ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {}) })
+  await app.register(markdownRenderer, options.markdownRenderer ?? {})
   await app.register(openapi, { version: packageInfo.version })
   await app.register(health)
 

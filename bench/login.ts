@@ -7,13 +7,13 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { importBuiltApp } from './built-app.js'
 
 const CONCURRENT_LOGINS = 50
 const DURATION_MS = 8000
 
 if (process.argv[2] === 'serve') {
-  const { buildApp } = await import('../app.js')
-  const { loadConfig } = await import('../config.js')
+  const { buildApp, loadConfig } = await importBuiltApp()
   const { hashPassword } = await import('../lib/passwords.js')
   const directory = mkdtempSync(join(tmpdir(), 'meridian-bench-'))
   const app = await buildApp(loadConfig({

@@ -22,6 +22,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import type { AddressInfo } from 'node:net'
+import { importBuiltApp } from './built-app.js'
 
 const require = createRequire(import.meta.url)
 
@@ -140,8 +141,7 @@ async function startFixedServer (): Promise<number> {
 }
 
 async function startService (): Promise<number> {
-  const { buildApp } = await import('../app.js')
-  const { loadConfig } = await import('../config.js')
+  const { buildApp, loadConfig } = await importBuiltApp()
   const directory = mkdtempSync(join(tmpdir(), 'meridian-bench-'))
   process.once('exit', () => rmSync(directory, { recursive: true, force: true }))
   const logLevel = process.env.BENCH_LOG_LEVEL ?? 'silent'

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
 import { MarkdownHtml, MarkdownRequest } from '../../../schemas/markdown.js'
-import { renderSafeMarkdown } from '../../../lib/markdown.js'
 
 const parse: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post('/api/markdown/parse', {
@@ -12,11 +11,12 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
         'HTML in the input is escaped, never passed through; links and images whose scheme is ' +
         '`javascript:`, `vbscript:`, `file:` or `data:` (other than `data:image/gif|png|jpeg|webp`) ' +
         'stay text. Rendering time grows linearly with the input. JSON body only (415 otherwise), ' +
-        'at most BODY_LIMIT bytes (413). No token needed.',
+        'at most BODY_LIMIT bytes (413). 503 with Retry-After while too much Markdown is already ' +
+        'being rendered. No token needed.',
       body: ref(MarkdownRequest),
       response: { 200: ref(MarkdownHtml), ...errorResponses(...commonErrors, 413, 415) }
     }
-  }, async (request) => ({ data: renderSafeMarkdown(request.body.markdown) }))
+  }, async (request) => ({ data: await fastify.markdown.render(request.body.markdown) }))
 }
 
 export default parse

@@ -1,0 +1,83 @@
+import { availableParallelism } from 'node:os'
+import { extname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { Piscina } from 'piscina'
+import { HttpError } from './errors.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    markdown: MarkdownRenderer
+  }
+}
+
+export interface MarkdownRenderer {
+  /** The HTML of lib/markdown.ts, rendered off the event loop; 503 while too much is waiting. */
+  render: (source: string) => Promise<string>
+}
+
+/**
+ * Markdown characters waiting or rendering at once, across requests. The slowest input takes
+ * about 1.3 s per MiB here, so this bounds both the memory held by waiting sources and the wait.
+ */
+export const MAX_PENDING_MARKDOWN_LENGTH = 8 * 1_048_576
+
+/**
+ * Old-generation heap of each render thread. A 1 MiB pathological input peaks well below it;
+ * past it the thread dies (the request answers 500 and the pool replaces it), not the process.
+ */
+export const RENDER_THREAD_HEAP_MB = 1024
+
+/** One thread fewer than the cores, so that a long render never takes the event loop's core. */
+export const RENDER_THREADS = Math.max(1, availableParallelism() - 1)
+
+export interface MarkdownRendererOptions {
+  /** Render threads; by default RENDER_THREADS. */
+  threads?: number
+  /** By default MAX_PENDING_MARKDOWN_LENGTH. */
+  maxPendingLength?: number
+  /** By default RENDER_THREAD_HEAP_MB. */
+  threadHeapMb?: number
+}
+
+// The worker is a sibling of lib/markdown.ts: .ts under the test runner, .js once built.
+const workerFile = new URL(`../lib/markdown-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
+
+/**
+ * Renders Markdown in worker threads, so that a 1 MiB input (up to about a second and a few
+ * hundred MB of tokens) never stalls the other routes or trips the event-loop check.
+ */
+export default fp(async function markdownRenderer (fastify: FastifyInstance, options: MarkdownRendererOptions) {
+  const {
+    threads = RENDER_THREADS,
+    maxPendingLength = MAX_PENDING_MARKDOWN_LENGTH,
+    threadHeapMb = RENDER_THREAD_HEAP_MB
+  } = options
+  const pool = new Piscina<string, string>({
+    filename: workerFile.href,
+    name: 'default',
+    minThreads: threads,
+    maxThreads: threads,
+    resourceLimits: { maxOldGenerationSizeMb: threadHeapMb }
+  })
+  let pendingLength = 0
+
+  fastify.decorate('markdown', {
+    async render (source: string): Promise<string> {
+      if (pendingLength + source.length > maxPendingLength) {
+        throw new HttpError(503, 'Service unavailable', { 'retry-after': '1' })
+      }
+      pendingLength += source.length
+      try {
+        return await pool.run(source)
+      } finally {
+        pendingLength -= source.length
+      }
+    }
+  } satisfies MarkdownRenderer)
+
+  // A worker that cannot load fails the start, not the first request.
+  fastify.addHook('onReady', async () => { await pool.run('') })
+  fastify.addHook('onClose', async () => { await pool.close() })
+}, { name: 'markdown-renderer' })
