@@ -19,13 +19,14 @@ export interface MarkdownRenderer {
 
 /**
  * Markdown characters waiting or rendering at once, across requests. The slowest input takes
- * about 1.3 s per MiB here, so this bounds both the memory held by waiting sources and the wait.
+ * about 1.5 s per MiB here, so this bounds both the memory held by waiting sources and the wait.
  */
 export const MAX_PENDING_MARKDOWN_LENGTH = 8 * 1_048_576
 
 /**
- * Old-generation heap of each render thread. A 1 MiB pathological input peaks well below it;
- * past it the thread dies (the request answers 500 and the pool replaces it), not the process.
+ * Old-generation heap of each render thread; every 1 MiB input of bench/markdown.ts renders
+ * within it. Past it the thread dies (the request answers 500 and the pool replaces it), not
+ * the process.
  */
 export const RENDER_THREAD_HEAP_MB = 1024
 
@@ -45,7 +46,7 @@ export interface MarkdownRendererOptions {
 const workerFile = new URL(`../lib/markdown-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
 /**
- * Renders Markdown in worker threads, so that a 1 MiB input (up to about a second and a few
+ * Renders Markdown in worker threads, so that a 1 MiB input (up to about 1.5 s and a few
  * hundred MB of tokens) never stalls the other routes or trips the event-loop check.
  */
 export default fp(async function markdownRenderer (fastify: FastifyInstance, options: MarkdownRendererOptions) {
@@ -56,7 +57,6 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
   } = options
   const pool = new Piscina<string, string>({
     filename: workerFile.href,
-    name: 'default',
     minThreads: threads,
     maxThreads: threads,
     resourceLimits: { maxOldGenerationSizeMb: threadHeapMb }
