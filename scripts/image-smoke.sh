@@ -52,6 +52,9 @@ curl -fsS "http://127.0.0.1:$port/health/live"; echo
 status=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port/api/auth/login" -d 'username=demo&password=meridian-demo')
 [ "$status" = 403 ] || { echo "production must not create demo users (login answered $status)" >&2; exit 1; }
 curl -fsS "http://127.0.0.1:$port/api/date/suninfo?timestamp=1700000000&latitude=51.48&longitude=0" > /dev/null
+# Markdown renders in worker threads: the pruned install must load their module too.
+curl -fsS -X POST -H 'content-type: application/json' -d '{"markdown":"# image"}' "http://127.0.0.1:$port/api/markdown/parse" \
+  | grep -qF '<h1>image</h1>' || { echo "the Markdown route did not render" >&2; exit 1; }
 (cd "$work/app" && env -i PATH="$PATH" DATABASE_URL="sqlite:$work/data/meridian.db" node dist/cli.js migrate)
 
 echo "== SIGTERM"
