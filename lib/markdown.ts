@@ -1,4 +1,4 @@
-import MarkdownIt, { type Options, type StateBlock, type StateCore, type StateInline } from 'markdown-it'
+import MarkdownIt, { type Options, type Ruler, type StateBlock, type StateCore, type StateInline } from 'markdown-it'
 
 /**
  * Markdown to HTML that is safe to embed: CommonMark plus GitHub tables and strikethrough,
@@ -82,17 +82,18 @@ interface RenderBudget {
 }
 
 type BlockRule = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean
+type InlineRule = (state: StateInline, silent: boolean) => boolean
 
 /**
- * Replaces one of markdown-it's block rules with a wrapper around it. markdown-it exposes the
- * built-in rule functions only through the ruler's internal list; a missing rule fails at
- * start-up rather than silently dropping a bound.
+ * Replaces one of markdown-it's rules with a wrapper around it. markdown-it exposes the built-in
+ * rule functions only through the ruler's internal list; a missing rule fails at start-up rather
+ * than silently dropping a bound.
  */
-function wrapBlockRule (md: MarkdownIt, name: string, wrap: (original: BlockRule) => BlockRule): void {
-  const { __rules__: rules } = md.block.ruler as unknown as { __rules__: Array<{ name: string, fn: BlockRule, alt: string[] }> }
+function wrapRule<Rule> (ruler: Ruler<Rule>, name: string, wrap: (original: Rule) => Rule): void {
+  const { __rules__: rules } = ruler as unknown as { __rules__: Array<{ name: string, fn: Rule, alt: string[] }> }
   const rule = rules.find((candidate) => candidate.name === name)
-  if (rule === undefined) throw new Error(`markdown-it has no block rule named ${name}`)
-  md.block.ruler.at(name, wrap(rule.fn), { alt: [...rule.alt] })
+  if (rule === undefined) throw new Error(`markdown-it has no rule named ${name}`)
+  ruler.at(name, wrap(rule.fn), { alt: [...rule.alt] })
 }
 
 /**
@@ -152,6 +153,77 @@ function tildeRunAsText (state: StateInline, silent: boolean): boolean {
   return true
 }
 
+const NUL = 0x00
+const LF = 0x0a
+const CR = 0x0d
+const REPLACEMENT_CHARACTER = 0xfffd
+/** Code units per String.fromCharCode call, well within any engine's argument limit. */
+const CODE_UNITS_PER_CALL = 8192
+
+/**
+ * Core rule in place of markdown-it's `normalize`, with the same result: CR and CRLF become LF,
+ * NUL becomes U+FFFD. markdown-it does it with two global regular-expression replaces, the
+ * first of which also matches every LF; on 1 MiB of short lines or NULs that costs ~20 times
+ * the 100 KiB time. This is one pass over the code units, and none when there is nothing to do.
+ */
+function normalizeLineEndingsAndNul (state: StateCore): void {
+  const source = state.src
+  if (!source.includes('\r') && !source.includes('\0')) return
+  const units = new Uint16Array(source.length)
+  let length = 0
+  for (let index = 0; index < source.length; index++) {
+    const unit = source.charCodeAt(index)
+    if (unit === CR) {
+      units[length++] = LF
+      if (source.charCodeAt(index + 1) === LF) index++
+    } else {
+      units[length++] = unit === NUL ? REPLACEMENT_CHARACTER : unit
+    }
+  }
+  const parts: string[] = []
+  for (let start = 0; start < length; start += CODE_UNITS_PER_CALL) {
+    parts.push(String.fromCharCode(...units.subarray(start, Math.min(start + CODE_UNITS_PER_CALL, length))))
+  }
+  state.src = parts.join('')
+}
+
+const BACKSLASH = 0x5c
+const SPACE = 0x20
+/** ASCII punctuation: what a backslash escapes (CommonMark, section 2.4). */
+const ESCAPABLE = new Set(Array.from('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~', (character) => character.charCodeAt(0)))
+
+/**
+ * Inline rule in place of markdown-it's `escape`, with the same HTML: an escaped character joins
+ * the pending text, where markdown-it makes it a `text_special` token (which only typographer and
+ * linkify, both off here, tell apart) and so also flushes the text before it into a token of its
+ * own. Two tokens per escape made 1 MiB of `` ``\ `` take over 20 times the 100 KiB time. A
+ * backslash before a line ending is a hard break, left to markdown-it's rule.
+ */
+function escapeAsText (original: InlineRule): InlineRule {
+  return (state, silent) => {
+    const { src, posMax } = state
+    let pos = state.pos
+    if (src.charCodeAt(pos) !== BACKSLASH || pos + 1 >= posMax) return false
+    pos++
+    const escaped = src.charCodeAt(pos)
+    if (escaped === LF) return original(state, silent)
+    if (escaped === SPACE) {
+      // A literal backslash; the space stays, so that the newline rule still sees a two-space hard break.
+      if (!silent) state.pending += '\\'
+      state.pos = pos
+      return true
+    }
+    let end = pos + 1
+    if (escaped >= 0xd800 && escaped <= 0xdbff && end < posMax) {
+      const low = src.charCodeAt(end)
+      if (low >= 0xdc00 && low <= 0xdfff) end++
+    }
+    if (!silent) state.pending += ESCAPABLE.has(escaped) ? src.slice(pos, end) : src.slice(pos - 1, end)
+    state.pos = end
+    return true
+  }
+}
+
 const LINK_ATTRIBUTES = new Set(['href', 'src', 'title'])
 
 /** Core rule: once links and images have copied too much, the rest keep only their text. */
@@ -179,10 +251,12 @@ function createRenderer (): MarkdownIt {
   const md = new MarkdownIt('commonmark', options)
   md.enable(['table', 'strikethrough'])
   md.inline.ruler.before('strikethrough', 'tilde_run_as_text', tildeRunAsText)
+  md.core.ruler.at('normalize', normalizeLineEndingsAndNul)
+  wrapRule(md.inline.ruler, 'escape', escapeAsText)
   md.validateLink = isSafeUrl
-  wrapBlockRule(md, 'blockquote', (original) => limitBlockquoteDepth(refuseBeyondNesting(1)(original)))
-  wrapBlockRule(md, 'list', refuseBeyondNesting(2))
-  wrapBlockRule(md, 'table', limitTableCells)
+  wrapRule(md.block.ruler, 'blockquote', (original) => limitBlockquoteDepth(refuseBeyondNesting(1)(original)))
+  wrapRule(md.block.ruler, 'list', refuseBeyondNesting(2))
+  wrapRule(md.block.ruler, 'table', limitTableCells)
   md.core.ruler.after('inline', 'limit_link_attributes', limitLinkAttributes)
   return md
 }

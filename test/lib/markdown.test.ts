@@ -1,5 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
+import MarkdownIt from 'markdown-it'
 import {
   isSafeUrl, renderSafeMarkdown, MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
 } from '../../lib/markdown.js'
@@ -118,6 +119,30 @@ t.test('safe links and images stay links and images', async (t) => {
   t.equal(render('![p](data:image/png;base64,iVBORw0KGgo=)'), '<p><img src="data:image/png;base64,iVBORw0KGgo=" alt="p" /></p>\n')
   t.equal(render('[a][r]\n\n[r]: /u'), '<p><a href="/u">a</a></p>\n')
   t.equal(render('[a](/a b)'), '<p>[a](/a b)</p>\n', 'a space ends a destination (CommonMark)')
+})
+
+t.test('line endings and NUL are normalised as CommonMark says', async (t) => {
+  t.equal(render('a\r\nb\rc\nd'), '<p>a\nb\nc\nd</p>\n', 'CRLF and CR are line endings')
+  t.equal(render('a\r\r\nb'), '<p>a</p>\n<p>b</p>\n', 'CR then CRLF: two line endings, a blank line')
+  t.equal(render('a\u0000b\u0000'), '<p>a\uFFFDb\uFFFD</p>\n', 'NUL is U+FFFD')
+  t.equal(render('\uD800\u0000'), '<p>\uD800\uFFFD</p>\n', 'a lone surrogate is kept as it is')
+})
+
+/** Pieces for documents without `~`, `>` or `:`, where our bounds and URL policy change nothing. */
+const PLAIN_FRAGMENTS = [
+  'a', 'b ', ' ', '  ', '\n', '\n\n', '\r', '\r\n', '\u0000', '\t', '*', '**', '_', '`', '``', '\\', '[', ']', '(',
+  ')', '![', '](', '<', '&amp;', '&', '#', '-', '|', '"', '\uD800', '\uD83D\uDE00', 'é', '[r]', '[r]: /u\n', '\\*', '\\ ',
+  '\\\n', '\\a', '\\['
+]
+
+t.test('the linear normalize and the token-free escapes give markdown-it\'s own output', async (t) => {
+  const reference = new MarkdownIt('commonmark', { html: false, linkify: false, typographer: false }).enable(['table', 'strikethrough'])
+  const documents = fc.array(fc.constantFrom(...PLAIN_FRAGMENTS), { maxLength: 60 }).map((pieces) => pieces.join(''))
+  fc.assert(fc.property(documents, (markdown) => {
+    const [ours, theirs] = [render(markdown), reference.render(markdown)]
+    if (ours !== theirs) throw new Error(`${JSON.stringify(markdown)}: ${JSON.stringify(ours)} ≠ ${JSON.stringify(theirs)}`)
+  }), { numRuns: 3000, seed: 20261122 })
+  t.pass('3000 random documents render exactly as markdown-it renders them')
 })
 
 t.test('the hostile corpus renders to HTML that cannot run script', async (t) => {
