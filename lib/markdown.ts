@@ -224,6 +224,25 @@ function escapeAsText (original: InlineRule): InlineRule {
   }
 }
 
+/** Characters at which one of this renderer's inline rules may start (autolink and raw HTML at `<`). */
+const INLINE_RULE_STARTS = new Set(Array.from('\n!&*<[\\_`~', (character) => character.charCodeAt(0)))
+
+/**
+ * Last inline rule: the text no rule before it took, up to the next character where a rule may
+ * start. markdown-it adds such text one character at a time (`]`, `#`, `:` …), one string
+ * concatenation each, which on 1 MiB of `a]` left a million intermediate strings for the
+ * collector. Not in silent mode: there a link label is being scanned, and each `]` counts.
+ */
+function plainTextRun (state: StateInline, silent: boolean): boolean {
+  if (silent) return false
+  const { src, posMax } = state
+  let end = state.pos + 1
+  while (end < posMax && !INLINE_RULE_STARTS.has(src.charCodeAt(end))) end++
+  state.pending += src.slice(state.pos, end)
+  state.pos = end
+  return true
+}
+
 const LINK_ATTRIBUTES = new Set(['href', 'src', 'title'])
 
 /** Core rule: once links and images have copied too much, the rest keep only their text. */
@@ -253,6 +272,7 @@ function createRenderer (): MarkdownIt {
   md.inline.ruler.before('strikethrough', 'tilde_run_as_text', tildeRunAsText)
   md.core.ruler.at('normalize', normalizeLineEndingsAndNul)
   wrapRule(md.inline.ruler, 'escape', escapeAsText)
+  md.inline.ruler.push('plain_text_run', plainTextRun)
   md.validateLink = isSafeUrl
   wrapRule(md.block.ruler, 'blockquote', (original) => limitBlockquoteDepth(refuseBeyondNesting(1)(original)))
   wrapRule(md.block.ruler, 'list', refuseBeyondNesting(2))
