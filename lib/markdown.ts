@@ -193,11 +193,13 @@ const SPACE = 0x20
 const ESCAPABLE = new Set(Array.from('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~', (character) => character.charCodeAt(0)))
 
 /**
- * Inline rule in place of markdown-it's `escape`, with the same HTML: an escaped character joins
- * the pending text, where markdown-it makes it a `text_special` token (which only typographer and
- * linkify, both off here, tell apart) and so also flushes the text before it into a token of its
- * own. Two tokens per escape made 1 MiB of `` ``\ `` take over 20 times the 100 KiB time. A
- * backslash before a line ending is a hard break, left to markdown-it's rule.
+ * Inline rule in place of markdown-it's `escape`: an escaped character joins the pending text,
+ * where markdown-it makes it a `text_special` token (which only typographer and linkify, both
+ * off here, tell apart) and so also flushes the text before it into a token of its own. Two
+ * tokens per escape made 1 MiB of `` ``\ `` take over 20 times the 100 KiB time. The HTML is the
+ * same but in image alt text, which now keeps escaped characters as CommonMark says (markdown-it's
+ * renderer skips `text_special` there). A backslash before a line ending is a hard break, left
+ * to markdown-it's rule.
  */
 function escapeAsText (original: InlineRule): InlineRule {
   return (state, silent) => {
