@@ -421,8 +421,10 @@ let gcMs = 0
 /** Lets the event loop turn so that the GC entries of the last render are counted. */
 const settle = async (): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, 20)) }
 
-/** Bytes rendered at each size, so that both sizes pay for the same volume of garbage. */
-const VOLUME = 4 * 1024 * 1024
+/** Bytes rendered at each size in each round, so that both sizes pay for the same volume of garbage. */
+const VOLUME_PER_ROUND = 2 * 1024 * 1024
+/** Rounds alternate the sizes; the median round of each size is kept, so one noisy moment does not count. */
+const ROUNDS = 3
 
 /**
  * The mean time of back-to-back renders of `source` (after one warm-up), and the mean
@@ -433,7 +435,7 @@ const VOLUME = 4 * 1024 * 1024
  * the mean counts that cost alike for both.
  */
 async function timeRender (source: string): Promise<Timing> {
-  const runs = Math.max(2, Math.round(VOLUME / source.length))
+  const runs = Math.max(2, Math.round(VOLUME_PER_ROUND / source.length))
   renderSafeMarkdown(source)
   await settle()
   gcMs = 0
@@ -444,6 +446,17 @@ async function timeRender (source: string): Promise<Timing> {
   return { ms: ms / runs, gcMs: Math.min(gcMs, ms) / runs }
 }
 
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+
+/** Each source timed in ROUNDS alternating rounds; per source, the median of its rounds. */
+async function timeRenders (sources: string[]): Promise<Timing[]> {
+  const rounds: Timing[][] = sources.map(() => [])
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [index, source] of sources.entries()) rounds[index]?.push(await timeRender(source))
+  }
+  return rounds.map((timings) => ({ ms: median(timings.map(({ ms }) => ms)), gcMs: median(timings.map(({ gcMs }) => gcMs)) }))
+}
+
 async function benchPathological (): Promise<void> {
   const only = process.env.MARKDOWN_BENCH_ONLY
   const gcObserver = new PerformanceObserver((list) => { for (const entry of list.getEntries()) gcMs += entry.duration })
@@ -451,15 +464,14 @@ async function benchPathological (): Promise<void> {
   const small = 100 * KiB
   const large = MiB
   console.log(`Pathological input, pure renderer: mean time per render at ${small / KiB} KiB and ${large / KiB} KiB, ` +
-    `${VOLUME / MiB} MiB rendered back to back at each size;`)
+    `${VOLUME_PER_ROUND / MiB} MiB rendered back to back at each size per round, median of ${ROUNDS} alternating rounds;`)
   console.log('"GC" is the share of the 1 MiB time V8 reported as garbage collection; "w/o GC" the ratio of the times outside it.')
   console.log(`${'category'.padEnd(52)} ${'100 KiB ms'.padStart(10)} ${'1 MiB ms'.padStart(9)} ${'ratio'.padStart(6)} ${'GC'.padStart(5)} ${'w/o GC'.padStart(7)}`)
   let worstRatio = { name: '', ratio: 0 }
   let worstLarge = { name: '', ms: 0 }
   for (const category of pathologicalCases) {
     if (only !== undefined && !category.name.includes(only)) continue
-    const smallTime = await timeRender(category.generate(small))
-    const largeTime = await timeRender(category.generate(large))
+    const [smallTime, largeTime] = await timeRenders([category.generate(small), category.generate(large)]) as [Timing, Timing]
     const ratio = largeTime.ms / smallTime.ms
     if (ratio > worstRatio.ratio) worstRatio = { name: category.name, ratio }
     if (largeTime.ms > worstLarge.ms) worstLarge = { name: category.name, ms: largeTime.ms }
@@ -468,7 +480,7 @@ async function benchPathological (): Promise<void> {
       `${ratio.toFixed(1).padStart(6)} ${`${(100 * largeTime.gcMs / largeTime.ms).toFixed(0)}%`.padStart(5)} ${ratioOutsideGc.toFixed(1).padStart(7)}`)
   }
   const readme = README.repeat(Math.floor(MiB / README.length))
-  const readmeTime = await timeRender(readme)
+  const [readmeTime] = await timeRenders([readme]) as [Timing]
   console.log(`\nworst growth ratio: ${worstRatio.name}, ${worstRatio.ratio.toFixed(1)} (linear: 10, quadratic: 100; goal: well under 20)`)
   console.log(`slowest 1 MiB: ${worstLarge.name}, ${worstLarge.ms.toFixed(0)} ms (goal: under 2000 ms)`)
   console.log(`1 MiB of README-like Markdown: ${readmeTime.ms.toFixed(0)} ms`)

@@ -33,6 +33,14 @@ export const MAX_BLOCKQUOTE_DEPTH = 6
 export const MAX_TABLE_CELLS = 100_000
 
 /**
+ * `~~` markers per document that may strike. Each costs markdown-it two tokens and a delimiter
+ * that live until the render ends; on 1 MiB of `~~a ~~a …` the collector's copying of them made
+ * 1 MiB take 20–25 times the 100 KiB time. Past the budget a `~~` is text. A README-like
+ * document uses under a thousand per MiB.
+ */
+export const MAX_STRIKETHROUGH_MARKERS = 10_000
+
+/**
  * Link and image attributes (href, src, title) may total this many times the source length.
  * A reference definition can be used any number of times, each use copying its URL and title
  * (`[r]: /<100 KB>` then `[r][r][r]…`): past the budget, links and images lose those attributes.
@@ -79,6 +87,7 @@ export function isSafeUrl (url: string): boolean {
 interface RenderBudget {
   blockquoteDepth: number
   tableCellsLeft: number
+  strikethroughMarkersLeft: number
 }
 
 type BlockRule = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean
@@ -137,17 +146,23 @@ function limitTableCells (original: BlockRule): BlockRule {
 const TILDE = 0x7e
 
 /**
- * Inline rule before markdown-it's strikethrough: a run of three or more tildes is text, as in
+ * Inline rule before markdown-it's strikethrough. A run of three or more tildes is text, as in
  * GitHub's spec (`This will ~~~not~~~ strike.`, example 493 of GFM 0.29), where markdown-it
- * would cut it into `~~` pairs and strike with them. Taking the run whole also keeps a long
- * run from becoming one token and one delimiter per pair.
+ * would cut it into `~~` pairs and strike with them; taking the run whole also keeps a long run
+ * from becoming one token and one delimiter per pair. A `~~` past MAX_STRIKETHROUGH_MARKERS is
+ * text too; within it, markdown-it's rule takes it.
  */
-function tildeRunAsText (state: StateInline, silent: boolean): boolean {
+function tildesAsText (state: StateInline, silent: boolean): boolean {
   const start = state.pos
   if (state.src.charCodeAt(start) !== TILDE) return false
   let end = start
   while (end < state.posMax && state.src.charCodeAt(end) === TILDE) end++
-  if (end - start < 3) return false
+  if (end - start < 2) return false
+  const budget = state.env as RenderBudget
+  if (end - start === 2 && budget.strikethroughMarkersLeft > 0) {
+    if (!silent) budget.strikethroughMarkersLeft--
+    return false
+  }
   if (!silent) state.pending += state.src.slice(start, end)
   state.pos = end
   return true
@@ -271,7 +286,7 @@ function createRenderer (): MarkdownIt {
   }
   const md = new MarkdownIt('commonmark', options)
   md.enable(['table', 'strikethrough'])
-  md.inline.ruler.before('strikethrough', 'tilde_run_as_text', tildeRunAsText)
+  md.inline.ruler.before('strikethrough', 'tildes_as_text', tildesAsText)
   md.core.ruler.at('normalize', normalizeLineEndingsAndNul)
   wrapRule(md.inline.ruler, 'escape', escapeAsText)
   md.inline.ruler.push('plain_text_run', plainTextRun)
@@ -287,6 +302,6 @@ const renderer = createRenderer()
 
 /** HTML for a Markdown source; `""` for `""`. Safe to insert into a web page as it is. */
 export function renderSafeMarkdown (source: string): string {
-  const budget: RenderBudget = { blockquoteDepth: 0, tableCellsLeft: MAX_TABLE_CELLS }
+  const budget: RenderBudget = { blockquoteDepth: 0, tableCellsLeft: MAX_TABLE_CELLS, strikethroughMarkersLeft: MAX_STRIKETHROUGH_MARKERS }
   return renderer.render(source, budget)
 }

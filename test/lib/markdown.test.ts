@@ -2,7 +2,8 @@ import t from 'tap'
 import fc from 'fast-check'
 import MarkdownIt from 'markdown-it'
 import {
-  isSafeUrl, renderSafeMarkdown, MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
+  isSafeUrl, renderSafeMarkdown, MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_STRIKETHROUGH_MARKERS, MAX_TABLE_CELLS,
+  LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
 } from '../../lib/markdown.js'
 import { hostileInputs, unsafeParts, browserScheme } from './markdown-hostile.js'
 import { pathologicalCases } from '../../bench/markdown.js'
@@ -218,6 +219,12 @@ t.test('bounds', async (t) => {
     t.ok(tables >= 1 && tables < 10, `${tables} of 10 padded tables rendered as tables`)
     t.ok(html.split('<td').length - 1 <= MAX_TABLE_CELLS + 65_536)
     t.match(html, /<p>\|a\|a\|/, 'the rest are text')
+  })
+  await t.test(`strikethrough markers are budgeted per document (${MAX_STRIKETHROUGH_MARKERS})`, async (t) => {
+    const pairs = MAX_STRIKETHROUGH_MARKERS / 2
+    const html = render('~~a~~ '.repeat(pairs + 3) + '\n\n~~b~~')
+    t.equal(html.split('<s>').length - 1, pairs, 'every pair within the budget strikes')
+    t.match(html, /(?:~~a~~ ){2}~~a~~<\/p>\n<p>~~b~~<\/p>\n$/, 'the rest, in any paragraph, are text')
   })
   await t.test('a reference used many times cannot blow up the output', async (t) => {
     const source = `[r]: /${'x'.repeat(10_000)} "${'t'.repeat(10_000)}"\n\n` + '[r]'.repeat(10_000)
