@@ -19,7 +19,7 @@ export interface MarkdownRenderer {
 
 /**
  * Markdown characters waiting or rendering at once, across requests. The slowest input takes
- * about 1.5 s per MiB here, so this bounds both the memory held by waiting sources and the wait.
+ * up to about 2 s per MiB here, so this bounds both the memory held by waiting sources and the wait.
  */
 export const MAX_PENDING_MARKDOWN_LENGTH = 8 * 1_048_576
 
@@ -46,7 +46,7 @@ export interface MarkdownRendererOptions {
 const workerFile = new URL(`../lib/markdown-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
 /**
- * Renders Markdown in worker threads, so that a 1 MiB input (up to about 1.5 s and a few
+ * Renders Markdown in worker threads, so that a 1 MiB input (up to about 2 s and a few
  * hundred MB of tokens) never stalls the other routes or trips the event-loop check.
  */
 export default fp(async function markdownRenderer (fastify: FastifyInstance, options: MarkdownRendererOptions) {
