@@ -56,9 +56,7 @@ export function readEnv (source: NodeJS.ProcessEnv = process.env): Env {
   if (env.NODE_ENV === 'production' && env.JWT_SECRET === undefined) {
     throw new ConfigError('Invalid configuration: JWT_SECRET is required when NODE_ENV=production')
   }
-  if (env.TRUST_PROXY !== undefined && !isTrustProxyValue(env.TRUST_PROXY)) {
-    throw new ConfigError('Invalid configuration: TRUST_PROXY must be a hop count, true, or comma-separated IP addresses or CIDR ranges')
-  }
+  trustProxyOption(env.TRUST_PROXY) // throws a ConfigError naming TRUST_PROXY for a value Fastify could not use
   if (!env.DATABASE_URL.startsWith('sqlite:') && !isPostgresUrl(env.DATABASE_URL)) {
     throw new ConfigError('Invalid configuration: DATABASE_URL is not a valid postgres:// URL')
   }
@@ -83,12 +81,6 @@ function isAddressOrRange (entry: string): boolean {
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
 }
 
-function isTrustProxyValue (value: string): boolean {
-  if (value === 'true' || /^\d+$/.test(value)) return true
-  const entries = value.split(',').map((entry) => entry.trim())
-  return entries.every(isAddressOrRange)
-}
-
 export function previousSecrets (env: Env): string[] {
   const secrets = (env.JWT_PREVIOUS_SECRETS ?? '').split(',').map((s) => s.trim()).filter(Boolean)
   const short = secrets.find((s) => s.length < 32)
@@ -98,7 +90,10 @@ export function previousSecrets (env: Env): string[] {
   return secrets
 }
 
-/** Fastify's `trustProxy` from TRUST_PROXY: a hop count, `true`, or addresses/CIDRs. */
+/**
+ * Fastify's `trustProxy` from TRUST_PROXY: a hop count, `true`, or addresses/CIDRs; a
+ * ConfigError for anything else.
+ */
 export function trustProxyOption (value: string | undefined): boolean | string[] | ((address: string, hop: number) => boolean) {
   if (value === undefined) return false
   if (value === 'true') return true
@@ -106,7 +101,11 @@ export function trustProxyOption (value: string | undefined): boolean | string[]
     const hops = Number(value)
     return (_address, hop) => hop < hops
   }
-  return value.split(',').map((part) => part.trim()).filter(Boolean)
+  const entries = value.split(',').map((entry) => entry.trim())
+  if (!entries.every(isAddressOrRange)) {
+    throw new ConfigError('Invalid configuration: TRUST_PROXY must be a hop count, true, or comma-separated IP addresses or CIDR ranges')
+  }
+  return entries
 }
 
 /** The embedded database keeps its own signing key beside it, made on first start. */
