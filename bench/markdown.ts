@@ -2,16 +2,16 @@
  * Markdown benchmark, two parts in one run:
  *
  * 1. Pathological input, after cmark's test/pathological_tests.py and markdown-it's own: each
- *    category rendered by the pure renderer at 100 KiB and at 1 MiB; the growth ratio of the
- *    two times is ~10 when the work is linear (~100 when quadratic).
+ *    category rendered by the pure renderer at 100 KiB and at 1 MiB (see timeRenders); the growth
+ *    ratio of the two times is ~10 when the work is linear (~100 when quadratic).
  * 2. Throughput of POST /api/markdown/parse on a ~5 KB README against a bare node:http server
  *    that only calls markdown-it (same options) on the same document: both servers run in
  *    child processes (this file, forked with an argument), autocannon loads them in turn
  *    from this process over loopback, for a fixed time each.
  *
- *   npx tsx bench/markdown.ts                 both parts
- *   npx tsx bench/markdown.ts pathological    part 1 (MARKDOWN_BENCH_ONLY=<substring> for some)
- *   npx tsx bench/markdown.ts throughput      part 2 (MARKDOWN_BENCH_SECONDS, default 10)
+ *   npm run bench:markdown                    both parts (builds first: part 2 runs dist/)
+ *   npm run bench:markdown -- pathological    part 1 (MARKDOWN_BENCH_ONLY=<substring> for some)
+ *   npm run bench:markdown -- throughput      part 2 (MARKDOWN_BENCH_SECONDS, default 10)
  *
  * `pathologicalCases` is also what test/lib/markdown.test.ts renders at ~100 KB, asserting a
  * structural property of each output rather than a time.
