@@ -149,6 +149,18 @@ t.test('the linear normalize, the token-free escapes and plain text runs give ma
   t.equal(details.numRuns, 3000, 'all 3000 documents were compared')
 })
 
+t.test('long runs of text, cut into tokens as they grow, give markdown-it\'s own output', async (t) => {
+  // Hundreds of pieces a document, so that the pending text is made a token many times over (see appendText).
+  const reference = new MarkdownIt('commonmark', { html: false, linkify: false, typographer: false }).enable(['table', 'strikethrough'])
+  const documents = fc.array(fc.constantFrom(...PLAIN_FRAGMENTS, 'a]', '\\`', '<a', '  \n'), { minLength: 300, maxLength: 1500 })
+    .map((pieces) => pieces.join(''))
+  const details = fc.check(fc.property(documents, (markdown) => render(markdown) === reference.render(markdown)), { numRuns: 300, seed: 20261122, endOnFailure: true })
+  const [first] = details.counterexample ?? []
+  t.notOk(details.failed, first === undefined ? 'every document renders as markdown-it renders it'
+    : `${JSON.stringify(first)}: ${JSON.stringify(render(first))} ≠ ${JSON.stringify(reference.render(first))}`)
+  t.equal(details.numRuns, 300, 'all 300 documents were compared')
+})
+
 t.test('escaped characters stay in alt text, as CommonMark says', async (t) => {
   // markdown-it alone gives alt="a": its renderer skips the text_special tokens it makes of escapes.
   t.equal(render('![\\[a\\]](b)'), '<p><img src="b" alt="[a]" /></p>\n')
