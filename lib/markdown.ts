@@ -112,10 +112,17 @@ function wrapRule<Rule> (ruler: Ruler<Rule>, name: string, wrap: (original: Rule
  * (markdown-it would open it and then skip everything up to the end of the enclosing block,
  * which for a list item is the rest of the document.) `levels` is how many nesting levels the
  * container opens before its content: 1 for a block quote, 2 for a list (list and item).
+ *
+ * A paragraph asks the rule (`silent`) whether a line ends it. A line indented less than the
+ * innermost container's content does not open inside it: it closes containers first, so the
+ * depth here is not its depth, and it may still end the paragraph. Refusing it too would turn
+ * every later list item of the document into text of the deepest paragraph.
  */
 function refuseBeyondNesting (levels: number) {
-  return (original: BlockRule): BlockRule => (state, startLine, endLine, silent) =>
-    state.level + levels < MAX_NESTING && original(state, startLine, endLine, silent)
+  return (original: BlockRule): BlockRule => (state, startLine, endLine, silent) => {
+    const opensInside = !silent || state.sCount[startLine]! >= state.blkIndent
+    return (!opensInside || state.level + levels < MAX_NESTING) && original(state, startLine, endLine, silent)
+  }
 }
 
 function limitBlockquoteDepth (original: BlockRule): BlockRule {

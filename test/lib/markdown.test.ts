@@ -224,6 +224,15 @@ t.test('bounds', async (t) => {
     t.match(html, /<p>after<\/p>\n$/)
     t.ok(html.split('<ul>').length - 1 < MAX_NESTING / 2)
   })
+  await t.test('a list item after one too deep to open is still a list item where it belongs', async (t) => {
+    // A list and its item open two levels, and an item's content must stay under MAX_NESTING.
+    const listsThatFit = Math.floor((MAX_NESTING - 1) / 2)
+    const depths = [...Array.from({ length: listsThatFit + 3 }, (_, depth) => depth), 0, 1]
+    const html = render(depths.map((depth) => '  '.repeat(depth) + '- a').join('\n'))
+    t.equal(html.split('<li>').length - 1, listsThatFit + 2, 'every item that fits, the two after the deep ones included')
+    t.equal(html.split('- a').length - 1, 3, 'the three too deep are text')
+    t.match(html, /<\/li>\n<li>a\n<ul>\n<li>a<\/li>\n<\/ul>\n<\/li>\n<\/ul>\n$/, 'the last two nest at the top of the document')
+  })
   await t.test(`table cells are budgeted per document (${MAX_TABLE_CELLS})`, async (t) => {
     const table = '|' + 'a|'.repeat(256) + '\n|' + '-|'.repeat(256) + '\n' + 'x\n'.repeat(256) + '\n'
     const html = render(table.repeat(10))
