@@ -272,6 +272,29 @@ function escapeAsText (original: InlineRule): InlineRule {
   }
 }
 
+const TAB = 0x09
+
+/**
+ * Inline rule in place of markdown-it's `newline` for a soft line break: the line ending joins
+ * the pending text, where markdown-it makes the text before it a token and the break a
+ * `softbreak` token, which renders as the same "\n". Two tokens a line made 1 MiB of one-letter
+ * lines mostly garbage collection. A line ending after a space (a hard break's, or one space to
+ * drop) is left to markdown-it's rule: the pending text then ends with that space too, as every
+ * rule here appends the source's own last character (entities and code spans make tokens).
+ */
+function softBreakAsText (original: InlineRule): InlineRule {
+  return (state, silent) => {
+    const { src, pos, posMax } = state
+    if (src.charCodeAt(pos) !== LF) return false
+    if (silent || src.charCodeAt(pos - 1) === SPACE) return original(state, silent)
+    appendText(state, '\n')
+    let next = pos + 1
+    while (next < posMax && (src.charCodeAt(next) === SPACE || src.charCodeAt(next) === TAB)) next++
+    state.pos = next
+    return true
+  }
+}
+
 /** Characters at which one of this renderer's inline rules may start (autolink and raw HTML at `<`). */
 const INLINE_RULE_STARTS = new Set(Array.from('\n!&*<[\\_`~', (character) => character.charCodeAt(0)))
 
@@ -320,6 +343,7 @@ function createRenderer (): MarkdownIt {
   md.inline.ruler.before('strikethrough', 'tildes_as_text', tildesAsText)
   md.core.ruler.at('normalize', normalizeLineEndingsAndNul)
   wrapRule(md.inline.ruler, 'escape', escapeAsText)
+  wrapRule(md.inline.ruler, 'newline', softBreakAsText)
   md.inline.ruler.push('plain_text_run', plainTextRun)
   md.validateLink = isSafeUrl
   wrapRule(md.block.ruler, 'blockquote', (original) => limitBlockquoteDepth(refuseBeyondNesting(1)(original)))

@@ -139,7 +139,7 @@ const PLAIN_FRAGMENTS = [
   '\\\n', '\\a', '\\[', ':', '+', '{', '}', '@', '=', '^', '$', '%', '] ', '[a]', '[a](b)'
 ]
 
-t.test('the linear normalize, the token-free escapes and plain text runs give markdown-it\'s own output', async (t) => {
+t.test('the linear normalize, the token-free escapes and soft breaks and plain text runs give markdown-it\'s own output', async (t) => {
   const reference = new MarkdownIt('commonmark', { html: false, linkify: false, typographer: false }).enable(['table', 'strikethrough'])
   const documents = fc.array(fc.constantFrom(...PLAIN_FRAGMENTS), { maxLength: 60 }).map((pieces) => pieces.join(''))
   const details = fc.check(fc.property(documents, (markdown) => render(markdown) === reference.render(markdown)), { numRuns: 3000, seed: 20261122 })
