@@ -3,13 +3,15 @@
  *
  * 1. Pathological input, after cmark's test/pathological_tests.py and markdown-it's own: each
  *    category rendered by the pure renderer at 100 KiB and at 1 MiB (see timeRenders); the growth
- *    ratio of the two times is ~10 when the work is linear (~100 when quadratic).
+ *    ratio of the two times is ~10 when the work is linear (~100 when quadratic). The three
+ *    slowest at 1 MiB are then timed again through POST /api/markdown/parse of the built app,
+ *    whose render threads have their own heap settings.
  * 2. Throughput of POST /api/markdown/parse on a ~5 KB README against a bare node:http server
  *    that only calls markdown-it (same options) on the same document: both servers run in
  *    child processes (this file, forked with an argument), autocannon loads them in turn
  *    from this process over loopback, for a fixed time each.
  *
- *   npm run bench:markdown                    both parts (builds first: part 2 runs dist/)
+ *   npm run bench:markdown                    both parts (builds first: the route timings run dist/)
  *   npm run bench:markdown -- pathological    part 1 (MARKDOWN_BENCH_ONLY=<substring> for some)
  *   npm run bench:markdown -- throughput      part 2 (MARKDOWN_BENCH_SECONDS, default 10)
  *
@@ -17,10 +19,14 @@
  * structural property of each output rather than a time.
  */
 import { fork, type ChildProcess } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { performance, PerformanceObserver } from 'node:perf_hooks'
+import type { FastifyInstance } from 'fastify'
 import {
   MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR, renderSafeMarkdown
 } from '../lib/markdown.js'
@@ -475,22 +481,54 @@ async function benchPathological (): Promise<void> {
   console.log(`${'category'.padEnd(52)} ${'100 KiB ms'.padStart(10)} ${'1 MiB ms'.padStart(9)} ${'ratio'.padStart(6)} ${'GC'.padStart(5)} ${'w/o GC'.padStart(7)}`)
   let worstRatio = { name: '', ratio: 0 }
   let worstLarge = { name: '', ms: 0 }
+  const slowestLarge: Array<{ category: PathologicalCase, ms: number }> = []
   for (const category of pathologicalCases) {
     if (only !== undefined && !category.name.includes(only)) continue
     const [smallTime, largeTime] = await timeRenders([category.generate(small), category.generate(large)]) as [Timing, Timing]
     const ratio = largeTime.ms / smallTime.ms
     if (ratio > worstRatio.ratio) worstRatio = { name: category.name, ratio }
     if (largeTime.ms > worstLarge.ms) worstLarge = { name: category.name, ms: largeTime.ms }
+    slowestLarge.push({ category, ms: largeTime.ms })
     const ratioOutsideGc = (largeTime.ms - largeTime.gcMs) / (smallTime.ms - smallTime.gcMs)
     console.log(`${category.name.padEnd(52)} ${smallTime.ms.toFixed(1).padStart(10)} ${largeTime.ms.toFixed(1).padStart(9)} ` +
       `${ratio.toFixed(1).padStart(6)} ${`${(100 * largeTime.gcMs / largeTime.ms).toFixed(0)}%`.padStart(5)} ${ratioOutsideGc.toFixed(1).padStart(7)}`)
   }
   const readme = README.repeat(Math.floor(MiB / README.length))
   const [readmeTime] = await timeRenders([readme]) as [Timing]
+  gcObserver.disconnect()
   console.log(`\nworst growth ratio: ${worstRatio.name}, ${worstRatio.ratio.toFixed(1)} (linear: 10, quadratic: 100; goal: well under 20)`)
   console.log(`slowest 1 MiB: ${worstLarge.name}, ${worstLarge.ms.toFixed(0)} ms (goal: under 2000 ms)`)
   console.log(`1 MiB of README-like Markdown: ${readmeTime.ms.toFixed(0)} ms`)
-  gcObserver.disconnect()
+  await timeThroughRoute(slowestLarge.sort((a, b) => b.ms - a.ms).slice(0, ROUTE_CATEGORIES).map(({ category }) => category))
+}
+
+/** How many of the slowest 1 MiB categories are timed again through the route. */
+const ROUTE_CATEGORIES = 3
+const ROUTE_REQUESTS = 3
+
+/**
+ * The slowest 1 MiB inputs once more, as the service renders them: POST /api/markdown/parse of
+ * the built app, which renders in a worker thread with its own heap settings, JSON in and out.
+ * The median of a few requests each, one at a time.
+ */
+async function timeThroughRoute (categories: PathologicalCase[]): Promise<void> {
+  const app = await buildBenchApp({ BODY_LIMIT: String(8 * MiB) })
+  try {
+    console.log(`\nThe slowest at 1 MiB again, through POST /api/markdown/parse (render thread, JSON in and out), median of ${ROUTE_REQUESTS} requests (goal: under 2000 ms):`)
+    for (const category of categories) {
+      const payload = JSON.stringify({ markdown: category.generate(MiB) })
+      const times: number[] = []
+      for (let request = 0; request < ROUTE_REQUESTS; request++) {
+        const start = performance.now()
+        const response = await app.inject({ method: 'POST', url: '/api/markdown/parse', headers: { 'content-type': 'application/json' }, payload })
+        times.push(performance.now() - start)
+        if (response.statusCode !== 200) throw new Error(`${category.name}: ${response.statusCode} ${response.body.slice(0, 200)}`)
+      }
+      console.log(`${category.name.padEnd(52)} ${median(times).toFixed(0).padStart(6)} ms`)
+    }
+  } finally {
+    await app.close()
+  }
 }
 
 /* Throughput: the servers run in child processes, the load generator here. */
@@ -514,19 +552,21 @@ async function serveBareRenderer (): Promise<number> {
   return typeof address === 'object' && address !== null ? address.port : 0
 }
 
-async function serveApp (): Promise<number> {
+/** The built app with test/helper.js's testConfig (which needs a tap test for its directory), plus `env`. */
+async function buildBenchApp (env: Record<string, string> = {}): Promise<FastifyInstance> {
   const { buildApp, loadConfig } = await importBuiltApp()
-  const { mkdtempSync } = await import('node:fs')
-  const { tmpdir } = await import('node:os')
-  const { join } = await import('node:path')
-  // The same configuration as test/helper.js's testConfig (which needs a tap test for its directory).
   const directory = mkdtempSync(join(tmpdir(), 'meridian-bench-'))
-  const app = await buildApp(loadConfig({
+  return await buildApp(loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     DATABASE_URL: `sqlite:${join(directory, 'meridian.db')}`,
-    JWT_SECRET: 'bench-secret-that-is-at-least-32-characters-long'
+    JWT_SECRET: 'bench-secret-that-is-at-least-32-characters-long',
+    ...env
   }))
+}
+
+async function serveApp (): Promise<number> {
+  const app = await buildBenchApp()
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
   return typeof address === 'object' && address !== null ? address.port : 0
