@@ -1,4 +1,4 @@
-import MarkdownIt, { type Options, type Ruler, type StateBlock, type StateCore, type StateInline } from 'markdown-it'
+import MarkdownIt, { type Options, type Ruler, type StateBlock, type StateCore, type StateInline, type Token } from 'markdown-it'
 
 /**
  * Markdown to HTML that is safe to embed: CommonMark plus GitHub tables and strikethrough,
@@ -90,6 +90,8 @@ interface RenderBudget {
   strikethroughMarkersLeft: number
   /** Pieces `appendText` added to the pending text since it last made it a token. */
   pendingPieces: number
+  /** See LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR; set once the blocks are parsed. */
+  linkAttributeCharsLeft: number
 }
 
 type BlockRule = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean
@@ -316,17 +318,60 @@ function plainTextRun (state: StateInline, silent: boolean): boolean {
 
 const LINK_ATTRIBUTES = new Set(['href', 'src', 'title'])
 
-/** Core rule: once links and images have copied too much, the rest keep only their text. */
-function limitLinkAttributes (state: StateCore): void {
-  let budget = state.src.length * LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
-  for (const block of state.tokens) {
-    for (const token of block.children ?? []) {
-      if ((token.type !== 'link_open' && token.type !== 'image') || token.attrs === null) continue
-      for (const [name, value] of token.attrs) {
-        if (LINK_ATTRIBUTES.has(name)) budget -= value.length
-      }
-      if (budget < 0) token.attrs = token.attrs.filter(([name]) => !LINK_ATTRIBUTES.has(name))
+/**
+ * Once links and images have copied `budget.linkAttributeCharsLeft` characters, the rest keep
+ * only their text.
+ */
+function limitLinkAttributes (children: Token[], budget: RenderBudget): void {
+  for (const token of children) {
+    if ((token.type !== 'link_open' && token.type !== 'image') || token.attrs === null) continue
+    for (const [name, value] of token.attrs) {
+      if (LINK_ATTRIBUTES.has(name)) budget.linkAttributeCharsLeft -= value.length
     }
+    if (budget.linkAttributeCharsLeft < 0) token.attrs = token.attrs.filter(([name]) => !LINK_ATTRIBUTES.has(name))
+  }
+}
+
+/** markdown-it's `text_join`: escapes and entities (`text_special`) become text, merged with their neighbours. */
+function joinText (children: Token[]): void {
+  let kept = 0
+  for (let index = 0; index < children.length; index++) {
+    const token = children[index]!
+    if (token.type === 'text_special') token.type = 'text'
+    const next = children[index + 1]
+    if (token.type === 'text' && next !== undefined && (next.type === 'text' || next.type === 'text_special')) {
+      next.content = token.content + next.content
+    } else {
+      children[kept++] = token
+    }
+  }
+  children.length = kept
+}
+
+/** The type of the one child left to an inline token once its HTML is known: the HTML, in its `content`. */
+const RENDERED_HTML = 'rendered_html'
+
+/**
+ * Core rule in place of markdown-it's `inline` and `text_join`: each block's inline content is
+ * parsed, finished and rendered before the next block's, and only its HTML is kept, as the one
+ * child of the inline token. markdown-it keeps every block's inline tokens until the whole
+ * document is rendered; on 1 MiB of list items that is a text token and a children array for each
+ * item, kept to the end, and a sixth of all the render keeps alive. The HTML is the same: references are all known
+ * once the blocks are parsed.
+ */
+function renderInlineAtOnce (state: StateCore): void {
+  const { md, env } = state
+  const budget = env as RenderBudget
+  budget.linkAttributeCharsLeft = state.src.length * LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
+  for (const token of state.tokens) {
+    if (token.type !== 'inline') continue
+    const children: Token[] = []
+    md.inline.parse(token.content, md, env, children)
+    limitLinkAttributes(children, budget)
+    joinText(children)
+    const rendered = new state.Token(RENDERED_HTML, '', 0)
+    rendered.content = md.renderer.renderInline(children, md.options, env)
+    token.children = [rendered]
   }
 }
 
@@ -349,7 +394,9 @@ function createRenderer (): MarkdownIt {
   wrapRule(md.block.ruler, 'blockquote', (original) => limitBlockquoteDepth(refuseBeyondNesting(1)(original)))
   wrapRule(md.block.ruler, 'list', refuseBeyondNesting(2))
   wrapRule(md.block.ruler, 'table', limitTableCells)
-  md.core.ruler.after('inline', 'limit_link_attributes', limitLinkAttributes)
+  md.core.ruler.at('inline', renderInlineAtOnce)
+  md.core.ruler.disable('text_join')
+  md.renderer.rules[RENDERED_HTML] = (tokens, index) => tokens[index]!.content
   return md
 }
 
@@ -357,6 +404,6 @@ const renderer = createRenderer()
 
 /** HTML for a Markdown source; `""` for `""`. Safe to insert into a web page as it is. */
 export function renderSafeMarkdown (source: string): string {
-  const budget: RenderBudget = { blockquoteDepth: 0, tableCellsLeft: MAX_TABLE_CELLS, strikethroughMarkersLeft: MAX_STRIKETHROUGH_MARKERS, pendingPieces: 0 }
+  const budget: RenderBudget = { blockquoteDepth: 0, tableCellsLeft: MAX_TABLE_CELLS, strikethroughMarkersLeft: MAX_STRIKETHROUGH_MARKERS, pendingPieces: 0, linkAttributeCharsLeft: 0 }
   return renderer.render(source, budget)
 }
