@@ -355,9 +355,9 @@ const RENDERED_HTML = 'rendered_html'
  * Core rule in place of markdown-it's `inline` and `text_join`: each block's inline content is
  * parsed, finished and rendered before the next block's, and only its HTML is kept, as the one
  * child of the inline token. markdown-it keeps every block's inline tokens until the whole
- * document is rendered; on 1 MiB of list items that is a text token and a children array for each
- * item, kept to the end, and a sixth of all the render keeps alive. The HTML is the same: references are all known
- * once the blocks are parsed.
+ * document is rendered; on 1 MiB of list items, a text token and a children array for each item
+ * were a sixth of all the render kept alive. The HTML is the same: references are all known once
+ * the blocks are parsed.
  */
 function renderInlineAtOnce (state: StateCore): void {
   const { md, env } = state
