@@ -165,8 +165,9 @@ const PENDING_PIECES_PER_TOKEN = 128
  * is read; on 1 MiB of `<a` or `` ``\ `` that is half a million cells, which outlive the young
  * generation and cost the collector 20–40 times the 100 KiB time. Flattened now, while young,
  * they die there. markdown-it's `fragments_join` merges the adjacent text tokens again, so the
- * HTML is the same. Never after a space: the newline rule looks for a hard break's two spaces at
- * the end of the pending text.
+ * HTML is the same; the one step before it that reads text tokens, strikethrough's, looks for one
+ * that is exactly `~`, which these never are (see `escapeAsText`). Never after a space: the newline
+ * rule looks for a hard break's two spaces at the end of the pending text.
  */
 function appendText (state: StateInline, text: string): void {
   state.pending += text
@@ -246,8 +247,8 @@ const ESCAPABLE = new Set(Array.from('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~', (char
  * off here, tell apart) and so also flushes the text before it into a token of its own. Two
  * tokens per escape made 1 MiB of `` ``\ `` take over 20 times the 100 KiB time. The HTML is the
  * same but in image alt text, which now keeps escaped characters as CommonMark says (markdown-it's
- * renderer skips `text_special` there). A backslash before a line ending is a hard break, left
- * to markdown-it's rule.
+ * renderer skips `text_special` there; see also `joinText`). A backslash before a line ending is a
+ * hard break, and an escaped tilde a `text_special` token, both left to markdown-it's rule.
  */
 function escapeAsText (original: InlineRule): InlineRule {
   return (state, silent) => {
@@ -256,7 +257,9 @@ function escapeAsText (original: InlineRule): InlineRule {
     if (src.charCodeAt(pos) !== BACKSLASH || pos + 1 >= posMax) return false
     pos++
     const escaped = src.charCodeAt(pos)
-    if (escaped === LF) return original(state, silent)
+    // An escaped tilde stays a token of its own: markdown-it's strikethrough takes a text token that
+    // is exactly `~` just before a closing `~~` for the odd marker of a run, and moves it out.
+    if (escaped === LF || escaped === TILDE) return original(state, silent)
     if (escaped === SPACE) {
       // A literal backslash; the space stays, so that the newline rule still sees a two-space hard break.
       if (!silent) appendText(state, '\\')
@@ -282,7 +285,8 @@ const TAB = 0x09
  * `softbreak` token, which renders as the same "\n". Two tokens a line made 1 MiB of one-letter
  * lines mostly garbage collection. A line ending after a space (a hard break's, or one space to
  * drop) is left to markdown-it's rule: the pending text then ends with that space too, as every
- * rule here appends the source's own last character (entities and code spans make tokens).
+ * other rule that adds to it adds the source up to its new position, or its last character
+ * (entities and code spans make tokens).
  */
 function softBreakAsText (original: InlineRule): InlineRule {
   return (state, silent) => {
@@ -332,12 +336,17 @@ function limitLinkAttributes (children: Token[], budget: RenderBudget): void {
   }
 }
 
-/** markdown-it's `text_join`: escapes and entities (`text_special`) become text, merged with their neighbours. */
+/**
+ * markdown-it's `text_join`: escapes and entities (`text_special`) become text, merged with their
+ * neighbours. Unlike markdown-it's, also in an image's description, whose renderer skips
+ * `text_special`: `![a&amp;b](u)` has `alt="a&amp;b"` as CommonMark says, where markdown-it gives `alt="ab"`.
+ */
 function joinText (children: Token[]): void {
   let kept = 0
   for (let index = 0; index < children.length; index++) {
     const token = children[index]!
     if (token.type === 'text_special') token.type = 'text'
+    if (token.type === 'image' && token.children !== null) joinText(token.children)
     const next = children[index + 1]
     if (token.type === 'text' && next !== undefined && (next.type === 'text' || next.type === 'text_special')) {
       next.content = token.content + next.content
@@ -366,6 +375,7 @@ function renderInlineAtOnce (state: StateCore): void {
   for (const token of state.tokens) {
     if (token.type !== 'inline') continue
     const children: Token[] = []
+    budget.pendingPieces = 0
     md.inline.parse(token.content, md, env, children)
     limitLinkAttributes(children, budget)
     joinText(children)

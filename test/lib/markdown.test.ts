@@ -161,9 +161,24 @@ t.test('long runs of text, cut into tokens as they grow, give markdown-it\'s own
   t.equal(details.numRuns, 300, 'all 300 documents were compared')
 })
 
-t.test('escaped characters stay in alt text, as CommonMark says', async (t) => {
-  // markdown-it alone gives alt="a": its renderer skips the text_special tokens it makes of escapes.
+t.test('escaped characters and entities stay in alt text, as CommonMark says', async (t) => {
+  // markdown-it alone gives alt="a": its renderer skips the text_special tokens it makes of escapes and entities.
   t.equal(render('![\\[a\\]](b)'), '<p><img src="b" alt="[a]" /></p>\n')
+  t.equal(render('![a&amp;b\\~c](u)'), '<p><img src="u" alt="a&amp;b~c" /></p>\n')
+})
+
+t.test('an escaped tilde before a closing ~~ stays inside the strikethrough, as in markdown-it', async (t) => {
+  const reference = new MarkdownIt('commonmark', { html: false, linkify: false, typographer: false }).enable(['table', 'strikethrough'])
+  const sources = [
+    '~~\\~~~',
+    '~~`a`\\~~~',
+    '~~a&amp;\\~~~',
+    // The pending text is made a token after 128 pieces (appendText): the escaped tilde comes next.
+    '~~' + '\\!'.repeat(128) + '\\~~~',
+    '\\!'.repeat(127) + '\n\n~~\\~~~'
+  ]
+  for (const source of sources) t.equal(render(source), reference.render(source), source.slice(0, 40))
+  t.match(render('~~\\~~~'), '<s>~</s>')
 })
 
 t.test('the hostile corpus renders to HTML that cannot run script', async (t) => {
