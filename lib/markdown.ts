@@ -1,4 +1,4 @@
-import MarkdownIt, { type Options, type Ruler, type StateBlock, type StateCore, type StateInline, type Token } from 'markdown-it'
+import MarkdownIt, { type Options, type Renderer, type Ruler, type StateBlock, type StateCore, type StateInline, type Token } from 'markdown-it'
 
 /**
  * Markdown to HTML that is safe to embed: CommonMark plus GitHub tables and strikethrough,
@@ -357,16 +357,13 @@ function joinText (children: Token[]): void {
   children.length = kept
 }
 
-/** The type of the one child left to an inline token once its HTML is known: the HTML, in its `content`. */
-const RENDERED_HTML = 'rendered_html'
-
 /**
  * Core rule in place of markdown-it's `inline` and `text_join`: each block's inline content is
- * parsed, finished and rendered before the next block's, and only its HTML is kept, as the one
- * child of the inline token. markdown-it keeps every block's inline tokens until the whole
- * document is rendered; on 1 MiB of list items, a text token and a children array for each item
- * were a sixth of all the render kept alive. The HTML is the same: references are all known once
- * the blocks are parsed.
+ * parsed, finished and rendered before the next block's, and only its HTML is kept, in place of
+ * the inline token's source (see `renderBlocks`). markdown-it keeps every block's inline tokens
+ * until the whole document is rendered; on 1 MiB of list items, a text token and a children array
+ * for each item were a sixth of all the render kept alive. The HTML is the same: references are
+ * all known once the blocks are parsed.
  */
 function renderInlineAtOnce (state: StateCore): void {
   const { md, env } = state
@@ -379,10 +376,22 @@ function renderInlineAtOnce (state: StateCore): void {
     md.inline.parse(token.content, md, env, children)
     limitLinkAttributes(children, budget)
     joinText(children)
-    const rendered = new state.Token(RENDERED_HTML, '', 0)
-    rendered.content = md.renderer.renderInline(children, md.options, env)
-    token.children = [rendered]
+    token.content = md.renderer.renderInline(children, md.options, env)
+    token.children = null
   }
+}
+
+/** markdown-it's `Renderer#render`, but an inline token's content is its HTML already (see `renderInlineAtOnce`). */
+function renderBlocks (this: Renderer, tokens: Token[], options: Options, env: unknown): string {
+  let html = ''
+  for (let index = 0; index < tokens.length; index++) {
+    const token = tokens[index]!
+    const rule = this.rules[token.type]
+    if (token.type === 'inline') html += token.content
+    else if (rule !== undefined) html += rule(tokens, index, options, env, this)
+    else html += this.renderToken(tokens, index, options)
+  }
+  return html
 }
 
 function createRenderer (): MarkdownIt {
@@ -406,7 +415,7 @@ function createRenderer (): MarkdownIt {
   wrapRule(md.block.ruler, 'table', limitTableCells)
   md.core.ruler.at('inline', renderInlineAtOnce)
   md.core.ruler.disable('text_join')
-  md.renderer.rules[RENDERED_HTML] = (tokens, index) => tokens[index]!.content
+  md.renderer.render = renderBlocks
   return md
 }
 
