@@ -30,7 +30,6 @@ import type { FastifyInstance } from 'fastify'
 import {
   MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR, renderSafeMarkdown
 } from '../lib/markdown.js'
-import { RENDER_THREAD_YOUNG_GENERATION_MB } from '../plugins/markdown-renderer.js'
 import { importBuiltApp } from './built-app.js'
 
 export interface PathologicalCase {
@@ -477,8 +476,7 @@ async function benchPathological (): Promise<void> {
   const small = 100 * KiB
   const large = MiB
   console.log(`Pathological input, pure renderer: mean time per render at ${small / KiB} KiB and ${large / KiB} KiB, ` +
-    `${VOLUME_PER_ROUND / MiB} MiB rendered back to back at each size per round, median of ${ROUNDS} alternating rounds, ` +
-    `with the render threads' young generation (${RENDER_THREAD_YOUNG_GENERATION_MB} MB);`)
+    `${VOLUME_PER_ROUND / MiB} MiB rendered back to back at each size per round, median of ${ROUNDS} alternating rounds;`)
   console.log('"GC" is the share of the 1 MiB time V8 reported as garbage collection; "w/o GC" the ratio of the times outside it.')
   console.log(`${'category'.padEnd(52)} ${'100 KiB ms'.padStart(10)} ${'1 MiB ms'.padStart(9)} ${'ratio'.padStart(6)} ${'GC'.padStart(5)} ${'w/o GC'.padStart(7)}`)
   let worstRatio = { name: '', ratio: 0 }
@@ -502,25 +500,6 @@ async function benchPathological (): Promise<void> {
   console.log(`slowest 1 MiB: ${worstLarge.name}, ${worstLarge.ms.toFixed(0)} ms (goal: under 2000 ms)`)
   console.log(`1 MiB of README-like Markdown: ${readmeTime.ms.toFixed(0)} ms`)
   await timeThroughRoute(slowestLarge.sort((a, b) => b.ms - a.ms).slice(0, ROUTE_CATEGORIES).map(({ category }) => category))
-}
-
-/** The render threads' young generation as V8's semi-space size: V8 makes a young generation of three semi-spaces. */
-const RENDER_THREAD_SEMI_SPACE_MB = Math.floor(RENDER_THREAD_YOUNG_GENERATION_MB / 3)
-
-/**
- * Part 1 runs in a child process (this file, forked) whose young generation is the render
- * threads' (`--max-semi-space-size`), so that the pure renderer is timed with the heap the
- * service renders with. Sawtooth of nested lists, whose 100 KiB tokens fit a young generation
- * and whose 1 MiB ones do not, grew 14.5–19.4 times from 100 KiB to 1 MiB with Node's default
- * (48 MB) in this stop's runs, and 12.3–16.8 times with this one.
- */
-async function benchPathologicalWithRenderThreadHeap (): Promise<void> {
-  const child = fork(fileURLToPath(import.meta.url), ['pathological-with-render-thread-heap'], {
-    execArgv: [...process.execArgv, `--max-semi-space-size=${RENDER_THREAD_SEMI_SPACE_MB}`],
-    stdio: 'inherit'
-  })
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-  if (code !== 0) throw new Error(`the pathological part exited with ${code}`)
 }
 
 /** How many of the slowest 1 MiB categories are timed again through the route. */
@@ -653,11 +632,7 @@ async function main (mode: string | undefined): Promise<void> {
     process.on('SIGTERM', () => process.exit(0))
     return
   }
-  if (mode === 'pathological-with-render-thread-heap') {
-    await benchPathological()
-    return
-  }
-  if (mode === undefined || mode === 'pathological') await benchPathologicalWithRenderThreadHeap()
+  if (mode === undefined || mode === 'pathological') await benchPathological()
   if (mode === undefined || mode === 'throughput') await benchThroughput()
 }
 
