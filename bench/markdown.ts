@@ -227,7 +227,7 @@ export const pathologicalCases: PathologicalCase[] = [
     check: (html, source) => {
       // A list and its item open two levels; deeper items stay text, shallower ones after them are items again.
       const listsThatFit = Math.floor((MAX_NESTING - 1) / 2)
-      const itemsThatFit = source.split('\n').filter((line) => line.startsWith('-') || (line.indexOf('-') > 0 && line.indexOf('-') / 2 < listsThatFit)).length
+      const itemsThatFit = source.split('\n').filter((line) => line.includes('-') && line.indexOf('-') / 2 < listsThatFit).length
       return expect(containerDepth(html) < MAX_NESTING && count(html, 'a') === count(source, 'a') && count(html, '<li>') === itemsThatFit,
         'depth bounded, every item kept, every item that fits a list item')
     }
@@ -429,6 +429,9 @@ const MiB = 1024 * KiB
 
 interface Timing { ms: number, gcMs: number }
 
+/** The smaller of the two sizes each category is timed at; the larger is 1 MiB. */
+const SMALL = 100 * KiB
+
 let gcMs = 0
 /** Lets the event loop turn so that the GC entries of the last render are counted. */
 const settle = async (): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, 20)) }
@@ -473,22 +476,18 @@ async function benchPathological (): Promise<void> {
   const only = process.env.MARKDOWN_BENCH_ONLY
   const gcObserver = new PerformanceObserver((list) => { for (const entry of list.getEntries()) gcMs += entry.duration })
   gcObserver.observe({ entryTypes: ['gc'] })
-  const small = 100 * KiB
-  const large = MiB
-  console.log(`Pathological input, pure renderer: mean time per render at ${small / KiB} KiB and ${large / KiB} KiB, ` +
+  console.log(`Pathological input, pure renderer: mean time per render at ${SMALL / KiB} KiB and ${MiB / KiB} KiB, ` +
     `${VOLUME_PER_ROUND / MiB} MiB rendered back to back at each size per round, median of ${ROUNDS} alternating rounds;`)
   console.log('"GC" is the share of the 1 MiB time V8 reported as garbage collection; "w/o GC" the ratio of the times outside it.')
   console.log(`${'category'.padEnd(52)} ${'100 KiB ms'.padStart(10)} ${'1 MiB ms'.padStart(9)} ${'ratio'.padStart(6)} ${'GC'.padStart(5)} ${'w/o GC'.padStart(7)}`)
   let worstRatio = { name: '', ratio: 0 }
-  let worstLarge = { name: '', ms: 0 }
-  const slowestLarge: Array<{ category: PathologicalCase, ms: number }> = []
+  const large: Array<{ category: PathologicalCase, ms: number }> = []
   for (const category of pathologicalCases) {
     if (only !== undefined && !category.name.includes(only)) continue
-    const [smallTime, largeTime] = await timeRenders([category.generate(small), category.generate(large)]) as [Timing, Timing]
+    const [smallTime, largeTime] = await timeRenders([category.generate(SMALL), category.generate(MiB)]) as [Timing, Timing]
     const ratio = largeTime.ms / smallTime.ms
     if (ratio > worstRatio.ratio) worstRatio = { name: category.name, ratio }
-    if (largeTime.ms > worstLarge.ms) worstLarge = { name: category.name, ms: largeTime.ms }
-    slowestLarge.push({ category, ms: largeTime.ms })
+    large.push({ category, ms: largeTime.ms })
     const ratioOutsideGc = (largeTime.ms - largeTime.gcMs) / (smallTime.ms - smallTime.gcMs)
     console.log(`${category.name.padEnd(52)} ${smallTime.ms.toFixed(1).padStart(10)} ${largeTime.ms.toFixed(1).padStart(9)} ` +
       `${ratio.toFixed(1).padStart(6)} ${`${(100 * largeTime.gcMs / largeTime.ms).toFixed(0)}%`.padStart(5)} ${ratioOutsideGc.toFixed(1).padStart(7)}`)
@@ -496,10 +495,11 @@ async function benchPathological (): Promise<void> {
   const readme = README.repeat(Math.floor(MiB / README.length))
   const [readmeTime] = await timeRenders([readme]) as [Timing]
   gcObserver.disconnect()
+  const slowest = large.sort((a, b) => b.ms - a.ms)
   console.log(`\nworst growth ratio: ${worstRatio.name}, ${worstRatio.ratio.toFixed(1)} (linear: 10, quadratic: 100; goal: well under 20)`)
-  console.log(`slowest 1 MiB: ${worstLarge.name}, ${worstLarge.ms.toFixed(0)} ms (goal: under 2000 ms)`)
+  console.log(`slowest 1 MiB: ${slowest[0]?.category.name}, ${slowest[0]?.ms.toFixed(0)} ms (goal: under 2000 ms)`)
   console.log(`1 MiB of README-like Markdown: ${readmeTime.ms.toFixed(0)} ms`)
-  await timeThroughRoute(slowestLarge.sort((a, b) => b.ms - a.ms).slice(0, ROUTE_CATEGORIES).map(({ category }) => category))
+  await timeThroughRoute(slowest.slice(0, ROUTE_CATEGORIES).map(({ category }) => category))
 }
 
 /** How many of the slowest 1 MiB categories are timed again through the route. */
