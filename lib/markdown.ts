@@ -90,8 +90,6 @@ interface RenderBudget {
   strikethroughMarkersLeft: number
   /** Pieces `appendText` added to the pending text since it last made it a token. */
   pendingPieces: number
-  /** See LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR; set once the blocks are parsed. */
-  linkAttributeCharsLeft: number
 }
 
 type BlockRule = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean
@@ -323,17 +321,18 @@ function plainTextRun (state: StateInline, silent: boolean): boolean {
 const LINK_ATTRIBUTES = new Set(['href', 'src', 'title'])
 
 /**
- * Once links and images have copied `budget.linkAttributeCharsLeft` characters, the rest keep
- * only their text.
+ * Once links and images have copied `charsLeft` characters, the rest keep only their text.
+ * Returns what is left for the next block's.
  */
-function limitLinkAttributes (children: Token[], budget: RenderBudget): void {
+function limitLinkAttributes (children: Token[], charsLeft: number): number {
   for (const token of children) {
     if ((token.type !== 'link_open' && token.type !== 'image') || token.attrs === null) continue
     for (const [name, value] of token.attrs) {
-      if (LINK_ATTRIBUTES.has(name)) budget.linkAttributeCharsLeft -= value.length
+      if (LINK_ATTRIBUTES.has(name)) charsLeft -= value.length
     }
-    if (budget.linkAttributeCharsLeft < 0) token.attrs = token.attrs.filter(([name]) => !LINK_ATTRIBUTES.has(name))
+    if (charsLeft < 0) token.attrs = token.attrs.filter(([name]) => !LINK_ATTRIBUTES.has(name))
   }
+  return charsLeft
 }
 
 /**
@@ -369,13 +368,13 @@ function joinText (children: Token[]): void {
 function renderInlineAtOnce (state: StateCore): void {
   const { md, env } = state
   const budget = env as RenderBudget
-  budget.linkAttributeCharsLeft = state.src.length * LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
+  let linkAttributeCharsLeft = state.src.length * LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
   for (const token of state.tokens) {
     if (token.type !== 'inline') continue
     const children: Token[] = []
     budget.pendingPieces = 0
     md.inline.parse(token.content, md, env, children)
-    limitLinkAttributes(children, budget)
+    linkAttributeCharsLeft = limitLinkAttributes(children, linkAttributeCharsLeft)
     joinText(children)
     token.content = md.renderer.renderInline(children, md.options, env)
     token.children = null
@@ -424,6 +423,6 @@ const renderer = createRenderer()
 
 /** HTML for a Markdown source; `""` for `""`. Safe to insert into a web page as it is. */
 export function renderSafeMarkdown (source: string): string {
-  const budget: RenderBudget = { blockquoteDepth: 0, tableCellsLeft: MAX_TABLE_CELLS, strikethroughMarkersLeft: MAX_STRIKETHROUGH_MARKERS, pendingPieces: 0, linkAttributeCharsLeft: 0 }
+  const budget: RenderBudget = { blockquoteDepth: 0, tableCellsLeft: MAX_TABLE_CELLS, strikethroughMarkersLeft: MAX_STRIKETHROUGH_MARKERS, pendingPieces: 0 }
   return renderer.render(source, budget)
 }
