@@ -152,6 +152,82 @@ function limitTableCells (original: BlockRule): BlockRule {
   }
 }
 
+/** Type of the token that stands for a finished list or block quote (see `renderWhenFinished`). */
+const RENDERED_CONTAINER = 'rendered_container'
+
+/**
+ * A finished container's HTML with its inline content still as source: `html[0]`, `inline[0]`,
+ * `html[1]`, … `html[inline.length]`. Inline content waits for the end of the block parse,
+ * which is when every reference definition is known.
+ */
+interface RenderedContainer {
+  html: string[]
+  inline: string[]
+}
+
+function renderedContainerOf (token: Token): RenderedContainer {
+  return token.meta as RenderedContainer
+}
+
+/** The newline markdown-it's renderer writes before a block's opening tag that follows a hidden (tight) paragraph. */
+function newlineAfterHiddenParagraph (tokens: Token[], index: number): string {
+  return index > 0 && tokens[index - 1]!.hidden ? '\n' : ''
+}
+
+/** V8 keeps a string built by `+=` as a tree of its pieces until something reads its characters. */
+function flattened (text: string): string {
+  text.charCodeAt(0)
+  return text
+}
+
+/**
+ * Once a list or block quote is parsed, its tokens are final: an enclosing list's tightness
+ * hides only its own paragraphs, never a nested container's. So they are rendered there and
+ * replaced by one token holding the HTML (its inline content still as source). markdown-it keeps
+ * a document's block tokens, with their source maps, until the render ends; on a sawtooth of
+ * nested lists that was ~1.2 KB per item, promoted out of the young generation at 1 MiB and
+ * copied by every later collection. The HTML is the same as rendering the tokens at the end.
+ *
+ * The container's opening tag follows the token before it, whose `hidden` flag may still change
+ * (an enclosing list found tight); the newline that flag decides is written at the final render.
+ */
+function renderWhenFinished (original: BlockRule): BlockRule {
+  return (state, startLine, endLine, silent) => {
+    const first = state.tokens.length
+    if (!original(state, startLine, endLine, silent)) return false
+    if (silent) return true
+    const { tokens, md, env } = state
+    const container: RenderedContainer = { html: [], inline: [] }
+    let html = ''
+    for (let index = first; index < tokens.length; index++) {
+      const token = tokens[index]!
+      if (token.type === 'inline') {
+        container.html.push(flattened(html))
+        container.inline.push(token.content)
+        html = ''
+      } else if (token.type === RENDERED_CONTAINER) {
+        const nested = renderedContainerOf(token)
+        html += newlineAfterHiddenParagraph(tokens, index) + nested.html[0]!
+        for (let slot = 0; slot < nested.inline.length; slot++) {
+          container.html.push(flattened(html))
+          container.inline.push(nested.inline[slot]!)
+          html = nested.html[slot + 1]!
+        }
+      } else {
+        const rule = md.renderer.rules[token.type]
+        html += rule !== undefined ? rule(tokens, index, md.options, env, md.renderer) : md.renderer.renderToken(tokens, index, md.options)
+      }
+    }
+    container.html.push(flattened(html))
+    const token = new state.Token(RENDERED_CONTAINER, '', 0)
+    token.block = true
+    token.meta = container
+    tokens.length = first
+    tokens.push(token)
+    return true
+  }
+}
+
 const SPACE = 0x20
 /** See `appendText`. */
 const PENDING_PIECES_PER_TOKEN = 128
@@ -369,27 +445,46 @@ function renderInlineAtOnce (state: StateCore): void {
   const { md, env } = state
   const budget = env as RenderBudget
   let linkAttributeCharsLeft = state.src.length * LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
-  for (const token of state.tokens) {
-    if (token.type !== 'inline') continue
+  const render = (source: string): string => {
     const children: Token[] = []
     budget.pendingPieces = 0
-    md.inline.parse(token.content, md, env, children)
+    md.inline.parse(source, md, env, children)
     linkAttributeCharsLeft = limitLinkAttributes(children, linkAttributeCharsLeft)
     joinText(children)
-    token.content = md.renderer.renderInline(children, md.options, env)
-    token.children = null
+    return md.renderer.renderInline(children, md.options, env)
+  }
+  for (const token of state.tokens) {
+    if (token.type === 'inline') {
+      token.content = render(token.content)
+      token.children = null
+    } else if (token.type === RENDERED_CONTAINER) {
+      const { inline } = renderedContainerOf(token)
+      for (let slot = 0; slot < inline.length; slot++) inline[slot] = render(inline[slot]!)
+    }
   }
 }
 
-/** markdown-it's `Renderer#render`, but an inline token's content is its HTML already (see `renderInlineAtOnce`). */
+/**
+ * markdown-it's `Renderer#render`, but an inline token's content is its HTML already (see
+ * `renderInlineAtOnce`), and a finished container's HTML is ready but for the newline
+ * `renderWhenFinished` leaves to this render.
+ */
 function renderBlocks (this: Renderer, tokens: Token[], options: Options, env: unknown): string {
   let html = ''
   for (let index = 0; index < tokens.length; index++) {
     const token = tokens[index]!
     const rule = this.rules[token.type]
-    if (token.type === 'inline') html += token.content
-    else if (rule !== undefined) html += rule(tokens, index, options, env, this)
-    else html += this.renderToken(tokens, index, options)
+    if (token.type === 'inline') {
+      html += token.content
+    } else if (token.type === RENDERED_CONTAINER) {
+      const container = renderedContainerOf(token)
+      html += newlineAfterHiddenParagraph(tokens, index) + container.html[0]!
+      for (let slot = 0; slot < container.inline.length; slot++) html += container.inline[slot]! + container.html[slot + 1]!
+    } else if (rule !== undefined) {
+      html += rule(tokens, index, options, env, this)
+    } else {
+      html += this.renderToken(tokens, index, options)
+    }
   }
   return html
 }
@@ -410,8 +505,8 @@ function createRenderer (): MarkdownIt {
   wrapRule(md.inline.ruler, 'newline', softBreakAsText)
   md.inline.ruler.push('plain_text_run', plainTextRun)
   md.validateLink = isSafeUrl
-  wrapRule(md.block.ruler, 'blockquote', (original) => limitBlockquoteDepth(refuseBeyondNesting(1)(original)))
-  wrapRule(md.block.ruler, 'list', refuseBeyondNesting(2))
+  wrapRule(md.block.ruler, 'blockquote', (original) => renderWhenFinished(limitBlockquoteDepth(refuseBeyondNesting(1)(original))))
+  wrapRule(md.block.ruler, 'list', (original) => renderWhenFinished(refuseBeyondNesting(2)(original)))
   wrapRule(md.block.ruler, 'table', limitTableCells)
   md.core.ruler.at('inline', renderInlineAtOnce)
   md.core.ruler.disable('text_join')
