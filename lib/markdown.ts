@@ -90,6 +90,8 @@ interface RenderBudget {
   strikethroughMarkersLeft: number
   /** Pieces `appendText` added to the pending text since it last made it a token. */
   pendingPieces: number
+  /** The lists being parsed, innermost last. */
+  openLists: OpenList[]
 }
 
 type BlockRule = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean
@@ -154,19 +156,31 @@ function limitTableCells (original: BlockRule): BlockRule {
 
 /** Type of the token that stands for a finished list or block quote (see `renderWhenFinished`). */
 const RENDERED_CONTAINER = 'rendered_container'
+/** Type of the token that stands for finished items of a list still being parsed (see `renderFinishedItem`). */
+const RENDERED_ITEMS = 'rendered_items'
 
 /**
- * A finished container's HTML with its inline content still as source: `html[0]`, `inline[0]`,
+ * Finished blocks' HTML with their inline content still as source: `html[0]`, `inline[0]`,
  * `html[1]`, … `html[inline.length]`. Inline content waits for the end of the block parse,
  * which is when every reference definition is known.
  */
-interface RenderedContainer {
+interface RenderedBlocks {
   html: string[]
   inline: string[]
 }
 
-function renderedContainerOf (token: Token): RenderedContainer {
-  return token.meta as RenderedContainer
+/** List items rendered both ways, since a list is known to be tight only at its end: `tight` hides the items' own paragraphs. */
+interface RenderedItems extends RenderedBlocks {
+  tight: string[]
+}
+
+/** A list whose items are being parsed. */
+interface OpenList {
+  /**
+   * The first paragraph of one of its items, left as tokens: markdown-it hides it at the list's
+   * end if the list is tight. A list without such a paragraph renders the same either way.
+   */
+  tightnessProbe: Token | null
 }
 
 /** The newline markdown-it's renderer writes before a block's opening tag that follows a hidden (tight) paragraph. */
@@ -181,51 +195,138 @@ function flattened (text: string): string {
 }
 
 /**
+ * Renders `tokens[first…]` as markdown-it's renderer would in place, but for inline content.
+ * The token before them is never hidden yet: markdown-it hides a tight list's paragraphs when the
+ * list ends, which is when the list is replaced. So the newline that would follow it is left to
+ * whoever renders the replacement.
+ */
+function renderBlockTokens (state: StateBlock, first: number, itemsTight: boolean): RenderedBlocks {
+  const { tokens, md, env } = state
+  const rendered: RenderedBlocks = { html: [], inline: [] }
+  let html = ''
+  for (let index = first; index < tokens.length; index++) {
+    const token = tokens[index]!
+    if (token.type === 'inline') {
+      rendered.html.push(flattened(html))
+      rendered.inline.push(token.content)
+      html = ''
+    } else if (token.type === RENDERED_CONTAINER || token.type === RENDERED_ITEMS) {
+      const blocks = token.meta as RenderedBlocks | RenderedItems
+      const pieces = itemsTight && 'tight' in blocks ? blocks.tight : blocks.html
+      html += newlineAfterHiddenParagraph(tokens, index) + pieces[0]!
+      for (let slot = 0; slot < blocks.inline.length; slot++) {
+        rendered.html.push(flattened(html))
+        rendered.inline.push(blocks.inline[slot]!)
+        html = pieces[slot + 1]!
+      }
+    } else {
+      const rule = md.renderer.rules[token.type]
+      html += rule !== undefined ? rule(tokens, index, md.options, env, md.renderer) : md.renderer.renderToken(tokens, index, md.options)
+    }
+  }
+  rendered.html.push(flattened(html))
+  return rendered
+}
+
+function replaceTokens (state: StateBlock, first: number, type: string, meta: RenderedBlocks | RenderedItems): void {
+  const token = new state.Token(type, '', 0)
+  token.block = true
+  token.meta = meta
+  state.tokens.length = first
+  state.tokens.push(token)
+}
+
+/**
  * Once a list or block quote is parsed, its tokens are final: an enclosing list's tightness
- * hides only its own paragraphs, never a nested container's. So they are rendered there and
- * replaced by one token holding the HTML (its inline content still as source). markdown-it keeps
- * a document's block tokens, with their source maps, until the render ends; on a sawtooth of
- * nested lists that was ~1.2 KB per item, promoted out of the young generation at 1 MiB and
- * copied by every later collection. The HTML is the same as rendering the tokens at the end.
+ * hides only its own items' paragraphs, never a nested container's. So they are rendered there
+ * and replaced by one token holding the HTML. markdown-it keeps a document's block tokens, with
+ * their source maps, until the render ends: ~0.9 KB per list item, promoted out of V8's young
+ * generation on large inputs and copied by every later collection. The HTML is the same as
+ * rendering the tokens at the end.
  *
  * The container's opening tag follows the token before it, whose `hidden` flag may still change
- * (an enclosing list found tight); the newline that flag decides is written at the final render.
+ * (an enclosing list found tight); the newline that flag decides is written by whoever renders
+ * the replacement.
  */
 function renderWhenFinished (original: BlockRule): BlockRule {
   return (state, startLine, endLine, silent) => {
     const first = state.tokens.length
     if (!original(state, startLine, endLine, silent)) return false
-    if (silent) return true
-    const { tokens, md, env } = state
-    const container: RenderedContainer = { html: [], inline: [] }
-    let html = ''
-    for (let index = first; index < tokens.length; index++) {
-      const token = tokens[index]!
-      if (token.type === 'inline') {
-        container.html.push(flattened(html))
-        container.inline.push(token.content)
-        html = ''
-      } else if (token.type === RENDERED_CONTAINER) {
-        const nested = renderedContainerOf(token)
-        html += newlineAfterHiddenParagraph(tokens, index) + nested.html[0]!
-        for (let slot = 0; slot < nested.inline.length; slot++) {
-          container.html.push(flattened(html))
-          container.inline.push(nested.inline[slot]!)
-          html = nested.html[slot + 1]!
-        }
-      } else {
-        const rule = md.renderer.rules[token.type]
-        html += rule !== undefined ? rule(tokens, index, md.options, env, md.renderer) : md.renderer.renderToken(tokens, index, md.options)
-      }
-    }
-    container.html.push(flattened(html))
-    const token = new state.Token(RENDERED_CONTAINER, '', 0)
-    token.block = true
-    token.meta = container
-    tokens.length = first
-    tokens.push(token)
+    if (!silent) replaceTokens(state, first, RENDERED_CONTAINER, renderBlockTokens(state, first, false))
     return true
   }
+}
+
+/** `renderWhenFinished` for a list, whose items `renderFinishedItem` has rendered both ways as they ended. */
+function renderListWhenFinished (original: BlockRule): BlockRule {
+  return (state, startLine, endLine, silent) => {
+    if (silent) return original(state, startLine, endLine, silent)
+    const { openLists } = state.env as RenderBudget
+    const list: OpenList = { tightnessProbe: null }
+    const first = state.tokens.length
+    openLists.push(list)
+    try {
+      if (!original(state, startLine, endLine, silent)) return false
+    } finally {
+      openLists.pop()
+    }
+    replaceTokens(state, first, RENDERED_CONTAINER, renderBlockTokens(state, first, list.tightnessProbe?.hidden === true))
+    return true
+  }
+}
+
+/**
+ * A list item's tokens, from `list_item_open`, once its content is parsed: final but for the
+ * `hidden` flag of its own paragraphs, which markdown-it sets when the list ends, if it is tight.
+ * So the item is rendered both ways and replaced, and the list picks one way when it ends (see
+ * `renderListWhenFinished`); runs of items share one token. The first item with a paragraph stays
+ * as tokens, to learn the list's tightness from.
+ */
+function renderFinishedItem (state: StateBlock, firstContent: number): void {
+  const { tokens } = state
+  const list = (state.env as RenderBudget).openLists.at(-1)
+  // An empty item's opening tag depends on the closing one that follows, not pushed yet.
+  if (list === undefined || tokens[firstContent - 1]?.type !== 'list_item_open' || firstContent === tokens.length) return
+  const ownParagraphs: Token[] = []
+  for (let index = firstContent; index < tokens.length; index++) {
+    const token = tokens[index]!
+    if (token.type === 'paragraph_open' && token.level === state.level) ownParagraphs.push(token, tokens[index + 2]!)
+  }
+  if (ownParagraphs.length > 0 && list.tightnessProbe === null) {
+    list.tightnessProbe = ownParagraphs[0]!
+    return
+  }
+  const item = renderBlockTokens(state, firstContent - 1, false)
+  for (const token of ownParagraphs) token.hidden = true
+  const tight = ownParagraphs.length > 0 ? renderBlockTokens(state, firstContent - 1, false).html : [...item.html]
+  const previous = tokens[firstContent - 3]
+  const previousClose = tokens[firstContent - 2]
+  if (previous?.type !== RENDERED_ITEMS || previousClose?.type !== 'list_item_close') {
+    replaceTokens(state, firstContent - 1, RENDERED_ITEMS, { ...item, tight })
+    return
+  }
+  const items = previous.meta as RenderedItems
+  const close = state.md.renderer.renderToken(tokens, firstContent - 2, state.md.options)
+  appendPieces(items.html, close, item.html)
+  appendPieces(items.tight, close, tight)
+  items.inline.push(...item.inline)
+  tokens.length = firstContent - 2
+}
+
+/** markdown-it's list rule parses each item's content with `md.block.tokenize`, and no other rule calls it for a list. */
+function renderItemsWhenFinished (md: MarkdownIt): void {
+  const tokenize = md.block.tokenize.bind(md.block)
+  md.block.tokenize = (state, startLine, endLine) => {
+    const first = state.tokens.length
+    tokenize(state, startLine, endLine)
+    if (state.parentType === 'list') renderFinishedItem(state, first)
+  }
+}
+
+/** Continues `pieces` with `between` and then `more`, the first of `more` joining the last of `pieces`. */
+function appendPieces (pieces: string[], between: string, more: string[]): void {
+  pieces[pieces.length - 1] = flattened(pieces.at(-1)! + between + more[0]!)
+  for (let index = 1; index < more.length; index++) pieces.push(more[index]!)
 }
 
 const SPACE = 0x20
@@ -458,7 +559,7 @@ function renderInlineAtOnce (state: StateCore): void {
       token.content = render(token.content)
       token.children = null
     } else if (token.type === RENDERED_CONTAINER) {
-      const { inline } = renderedContainerOf(token)
+      const { inline } = token.meta as RenderedBlocks
       for (let slot = 0; slot < inline.length; slot++) inline[slot] = render(inline[slot]!)
     }
   }
@@ -477,7 +578,7 @@ function renderBlocks (this: Renderer, tokens: Token[], options: Options, env: u
     if (token.type === 'inline') {
       html += token.content
     } else if (token.type === RENDERED_CONTAINER) {
-      const container = renderedContainerOf(token)
+      const container = token.meta as RenderedBlocks
       html += newlineAfterHiddenParagraph(tokens, index) + container.html[0]!
       for (let slot = 0; slot < container.inline.length; slot++) html += container.inline[slot]! + container.html[slot + 1]!
     } else if (rule !== undefined) {
@@ -506,7 +607,8 @@ function createRenderer (): MarkdownIt {
   md.inline.ruler.push('plain_text_run', plainTextRun)
   md.validateLink = isSafeUrl
   wrapRule(md.block.ruler, 'blockquote', (original) => renderWhenFinished(limitBlockquoteDepth(refuseBeyondNesting(1)(original))))
-  wrapRule(md.block.ruler, 'list', (original) => renderWhenFinished(refuseBeyondNesting(2)(original)))
+  wrapRule(md.block.ruler, 'list', (original) => renderListWhenFinished(refuseBeyondNesting(2)(original)))
+  renderItemsWhenFinished(md)
   wrapRule(md.block.ruler, 'table', limitTableCells)
   md.core.ruler.at('inline', renderInlineAtOnce)
   md.core.ruler.disable('text_join')
@@ -518,6 +620,6 @@ const renderer = createRenderer()
 
 /** HTML for a Markdown source; `""` for `""`. Safe to insert into a web page as it is. */
 export function renderSafeMarkdown (source: string): string {
-  const budget: RenderBudget = { blockquoteDepth: 0, tableCellsLeft: MAX_TABLE_CELLS, strikethroughMarkersLeft: MAX_STRIKETHROUGH_MARKERS, pendingPieces: 0 }
+  const budget: RenderBudget = { blockquoteDepth: 0, tableCellsLeft: MAX_TABLE_CELLS, strikethroughMarkersLeft: MAX_STRIKETHROUGH_MARKERS, pendingPieces: 0, openLists: [] }
   return renderer.render(source, budget)
 }
