@@ -438,6 +438,8 @@ const settle = async (): Promise<void> => { await new Promise((resolve) => setTi
 
 /** Bytes rendered at each size in each round, so that both sizes pay for the same volume of garbage. */
 const VOLUME_PER_ROUND = 2 * 1024 * 1024
+/** Fast categories render for at least this long per round at each size: a few milliseconds are mostly noise here. */
+const MIN_MS_PER_ROUND = 250
 /** Rounds alternate the sizes; the median round of each size is kept, so one noisy moment does not count. */
 const ROUNDS = 3
 
@@ -450,12 +452,16 @@ const ROUNDS = 3
  * the mean counts that cost alike for both.
  */
 async function timeRender (source: string): Promise<Timing> {
-  const runs = Math.max(2, Math.round(VOLUME_PER_ROUND / source.length))
+  const minRuns = Math.max(2, Math.round(VOLUME_PER_ROUND / source.length))
   renderSafeMarkdown(source)
   await settle()
   gcMs = 0
   const start = performance.now()
-  for (let run = 0; run < runs; run++) renderSafeMarkdown(source)
+  let runs = 0
+  while (runs < minRuns || performance.now() - start < MIN_MS_PER_ROUND) {
+    renderSafeMarkdown(source)
+    runs++
+  }
   const ms = performance.now() - start
   await settle()
   return { ms: ms / runs, gcMs: Math.min(gcMs, ms) / runs }
@@ -477,7 +483,7 @@ async function benchPathological (): Promise<void> {
   const gcObserver = new PerformanceObserver((list) => { for (const entry of list.getEntries()) gcMs += entry.duration })
   gcObserver.observe({ entryTypes: ['gc'] })
   console.log(`Pathological input, pure renderer: mean time per render at ${SMALL / KiB} KiB and ${MiB / KiB} KiB, ` +
-    `${VOLUME_PER_ROUND / MiB} MiB rendered back to back at each size per round, median of ${ROUNDS} alternating rounds;`)
+    `${VOLUME_PER_ROUND / MiB} MiB (and at least ${MIN_MS_PER_ROUND} ms) rendered back to back at each size per round, median of ${ROUNDS} alternating rounds;`)
   console.log('"GC" is the share of the 1 MiB time V8 reported as garbage collection; "w/o GC" the ratio of the times outside it.')
   console.log(`${'category'.padEnd(52)} ${'100 KiB ms'.padStart(10)} ${'1 MiB ms'.padStart(9)} ${'ratio'.padStart(6)} ${'GC'.padStart(5)} ${'w/o GC'.padStart(7)}`)
   let worstRatio = { name: '', ratio: 0 }

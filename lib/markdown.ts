@@ -83,8 +83,8 @@ export function isSafeUrl (url: string): boolean {
   return hasSafeScheme(url) && hasSafeScheme(decoded)
 }
 
-/** Per-render state of the bounds; markdown-it hands it to every rule as `state.env`. */
-interface RenderBudget {
+/** Per-render state: what is left of the bounds, and what our rules track as they parse. markdown-it hands it to every rule as `state.env`. */
+interface RenderState {
   blockquoteDepth: number
   tableCellsLeft: number
   strikethroughMarkersLeft: number
@@ -129,7 +129,7 @@ function refuseBeyondNesting (levels: number) {
 
 function limitBlockquoteDepth (original: BlockRule): BlockRule {
   return (state, startLine, endLine, silent) => {
-    const budget = state.env as RenderBudget
+    const budget = state.env as RenderState
     if (budget.blockquoteDepth >= MAX_BLOCKQUOTE_DEPTH) return false
     budget.blockquoteDepth++
     try {
@@ -142,7 +142,7 @@ function limitBlockquoteDepth (original: BlockRule): BlockRule {
 
 function limitTableCells (original: BlockRule): BlockRule {
   return (state, startLine, endLine, silent) => {
-    const budget = state.env as RenderBudget
+    const budget = state.env as RenderState
     if (budget.tableCellsLeft <= 0) return false
     const firstNewToken = state.tokens.length
     const matched = original(state, startLine, endLine, silent)
@@ -261,7 +261,7 @@ function renderWhenFinished (original: BlockRule): BlockRule {
 function renderListWhenFinished (original: BlockRule): BlockRule {
   return (state, startLine, endLine, silent) => {
     if (silent) return original(state, startLine, endLine, silent)
-    const { openLists } = state.env as RenderBudget
+    const { openLists } = state.env as RenderState
     const list: OpenList = { tightnessProbe: null }
     const first = state.tokens.length
     openLists.push(list)
@@ -284,7 +284,7 @@ function renderListWhenFinished (original: BlockRule): BlockRule {
  */
 function renderFinishedItem (state: StateBlock, firstContent: number): void {
   const { tokens } = state
-  const list = (state.env as RenderBudget).openLists.at(-1)
+  const list = (state.env as RenderState).openLists.at(-1)
   // An empty item's opening tag depends on the closing one that follows, not pushed yet.
   if (list === undefined || tokens[firstContent - 1]?.type !== 'list_item_open' || firstContent === tokens.length) return
   const ownParagraphs: Token[] = []
@@ -309,11 +309,11 @@ function renderFinishedItem (state: StateBlock, firstContent: number): void {
   const close = state.md.renderer.renderToken(tokens, firstContent - 2, state.md.options)
   appendPieces(items.html, close, item.html)
   appendPieces(items.tight, close, tight)
-  items.inline.push(...item.inline)
+  for (const source of item.inline) items.inline.push(source)
   tokens.length = firstContent - 2
 }
 
-/** markdown-it's list rule parses each item's content with `md.block.tokenize`, and no other rule calls it for a list. */
+/** Calls `renderFinishedItem` after each list item's content: markdown-it's list rule parses it with `md.block.tokenize` while `parentType` is `'list'`, and no other rule does. */
 function renderItemsWhenFinished (md: MarkdownIt): void {
   const tokenize = md.block.tokenize.bind(md.block)
   md.block.tokenize = (state, startLine, endLine) => {
@@ -346,7 +346,7 @@ const PENDING_PIECES_PER_TOKEN = 128
  */
 function appendText (state: StateInline, text: string): void {
   state.pending += text
-  const budget = state.env as RenderBudget
+  const budget = state.env as RenderState
   if (++budget.pendingPieces < PENDING_PIECES_PER_TOKEN || text.charCodeAt(text.length - 1) === SPACE) return
   budget.pendingPieces = 0
   // Reading a character of a cons string makes V8 flatten it.
@@ -368,7 +368,7 @@ function tildesAsText (state: StateInline, silent: boolean): boolean {
   let end = start
   while (end < state.posMax && state.src.charCodeAt(end) === TILDE) end++
   if (end - start < 2) return false
-  const budget = state.env as RenderBudget
+  const budget = state.env as RenderState
   if (end - start === 2 && budget.strikethroughMarkersLeft > 0) {
     if (!silent) budget.strikethroughMarkersLeft--
     return false
@@ -544,7 +544,7 @@ function joinText (children: Token[]): void {
  */
 function renderInlineAtOnce (state: StateCore): void {
   const { md, env } = state
-  const budget = env as RenderBudget
+  const budget = env as RenderState
   let linkAttributeCharsLeft = state.src.length * LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
   const render = (source: string): string => {
     const children: Token[] = []
@@ -620,6 +620,6 @@ const renderer = createRenderer()
 
 /** HTML for a Markdown source; `""` for `""`. Safe to insert into a web page as it is. */
 export function renderSafeMarkdown (source: string): string {
-  const budget: RenderBudget = { blockquoteDepth: 0, tableCellsLeft: MAX_TABLE_CELLS, strikethroughMarkersLeft: MAX_STRIKETHROUGH_MARKERS, pendingPieces: 0, openLists: [] }
+  const budget: RenderState = { blockquoteDepth: 0, tableCellsLeft: MAX_TABLE_CELLS, strikethroughMarkersLeft: MAX_STRIKETHROUGH_MARKERS, pendingPieces: 0, openLists: [] }
   return renderer.render(source, budget)
 }

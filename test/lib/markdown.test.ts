@@ -161,6 +161,22 @@ t.test('long runs of text, cut into tokens as they grow, give markdown-it\'s own
   t.equal(details.numRuns, 300, 'all 300 documents were compared')
 })
 
+t.test('a list rendered item by item is the list markdown-it renders whole', async (t) => {
+  const reference = new MarkdownIt('commonmark', { html: false, linkify: false, typographer: false }).enable(['table', 'strikethrough'])
+  const lists: Array<[string, string]> = [
+    ['- a\n  - b\n- c', 'tight, with a nested list after an item paragraph'],
+    ['- a\n- b\n\n- c', 'loose only from its last item on'],
+    ['- ```\n  x\n  ```\n- a\n- b\n\n- c', 'first paragraph in a later item'],
+    ['- ```\n  ```\n- > q\n- # h', 'no item paragraph at all'],
+    ['-\n- a\n-\n\n  b\n- c', 'empty items'],
+    ['> - a\n>   > b\n> - c\n\n1. x\n2) y', 'in a quote, quotes in it, then lists of other markers']
+  ]
+  for (const [markdown, name] of lists) t.equal(render(markdown), reference.render(markdown), name)
+  // One item's HTML holds a slot per inline content of the nested list: more than a call's arguments can hold.
+  const hugeItem = '- a\n- ```\n  ```\n- x\n' + '  - b\n'.repeat(170_000)
+  t.equal(render(hugeItem), reference.render(hugeItem), 'an item holding a list of 170,000 items')
+})
+
 /** Pieces of lists and block quotes, tight and loose, nested and side by side, with what can interrupt them. */
 const CONTAINER_FRAGMENTS = [
   '- ', '* ', '+ ', '1. ', '2) ', '> ', '>', ' ', '  ', '    ', '\t', '\n', '\n\n', 'a', 'b c', '*d*', '[r]', '[r]: /u\n',
