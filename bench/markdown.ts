@@ -436,6 +436,18 @@ let gcMs = 0
 /** Lets the event loop turn so that the GC entries of the last render are counted. */
 const settle = async (): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, 20)) }
 
+/**
+ * A full collection before each timing, so that no timing pays for the garbage of the ones
+ * before it: V8 marks and sweeps a large old generation concurrently, and on two cores that
+ * slowed the next category's 1 MiB renders (`a]`: 1.4 ms at 100 KiB, 25 ms at 1 MiB in the
+ * table, 2.3 and 19.8 ms alone).
+ */
+function collectEarlierGarbage (): void {
+  const { gc } = globalThis as { gc?: () => void }
+  if (gc === undefined) throw new Error('run with node --expose-gc (npm run bench:markdown does)')
+  gc()
+}
+
 /** Bytes rendered at each size in each round, so that both sizes pay for the same volume of garbage. */
 const VOLUME_PER_ROUND = 2 * 1024 * 1024
 /** Fast categories render for at least this long per round at each size: a few milliseconds are mostly noise here. */
@@ -454,6 +466,7 @@ const ROUNDS = 3
 async function timeRender (source: string): Promise<Timing> {
   const minRuns = Math.max(2, Math.round(VOLUME_PER_ROUND / source.length))
   renderSafeMarkdown(source)
+  collectEarlierGarbage()
   await settle()
   gcMs = 0
   const start = performance.now()
@@ -490,22 +503,28 @@ async function benchPathological (): Promise<void> {
   const large: Array<{ category: PathologicalCase, ms: number }> = []
   for (const category of pathologicalCases) {
     if (only !== undefined && !category.name.includes(only)) continue
-    const [smallTime, largeTime] = await timeRenders([category.generate(SMALL), category.generate(MiB)]) as [Timing, Timing]
-    const ratio = largeTime.ms / smallTime.ms
+    const { large: largeTime, ratio } = await timeGrowth(category.name, category.generate)
     if (ratio > worstRatio.ratio) worstRatio = { name: category.name, ratio }
     large.push({ category, ms: largeTime.ms })
-    const ratioOutsideGc = (largeTime.ms - largeTime.gcMs) / (smallTime.ms - smallTime.gcMs)
-    console.log(`${category.name.padEnd(52)} ${smallTime.ms.toFixed(1).padStart(10)} ${largeTime.ms.toFixed(1).padStart(9)} ` +
-      `${ratio.toFixed(1).padStart(6)} ${`${(100 * largeTime.gcMs / largeTime.ms).toFixed(0)}%`.padStart(5)} ${ratioOutsideGc.toFixed(1).padStart(7)}`)
   }
-  const readme = README.repeat(Math.floor(MiB / README.length))
-  const [readmeTime] = await timeRenders([readme]) as [Timing]
+  const readme = await timeGrowth('README-like Markdown, for comparison', (size) => README.repeat(Math.max(1, Math.floor(size / README.length))))
   gcObserver.disconnect()
   const slowest = large.sort((a, b) => b.ms - a.ms)
   console.log(`\nworst growth ratio: ${worstRatio.name}, ${worstRatio.ratio.toFixed(1)} (linear: 10, quadratic: 100; goal: well under 20)`)
+  console.log(`README-like Markdown grew ${readme.ratio.toFixed(1)} times in the same run: what linear work measures on this machine now`)
   console.log(`slowest 1 MiB: ${slowest[0]?.category.name}, ${slowest[0]?.ms.toFixed(0)} ms (goal: under 2000 ms)`)
-  console.log(`1 MiB of README-like Markdown: ${readmeTime.ms.toFixed(0)} ms`)
+  console.log(`1 MiB of README-like Markdown: ${readme.large.ms.toFixed(0)} ms`)
   await timeThroughRoute(slowest.slice(0, ROUTE_CATEGORIES).map(({ category }) => category))
+}
+
+/** Times `generate`'s Markdown at both sizes and prints the table row. */
+async function timeGrowth (name: string, generate: (size: number) => string): Promise<{ large: Timing, ratio: number }> {
+  const [small, large] = await timeRenders([generate(SMALL), generate(MiB)]) as [Timing, Timing]
+  const ratio = large.ms / small.ms
+  const ratioOutsideGc = (large.ms - large.gcMs) / (small.ms - small.gcMs)
+  console.log(`${name.padEnd(52)} ${small.ms.toFixed(1).padStart(10)} ${large.ms.toFixed(1).padStart(9)} ` +
+    `${ratio.toFixed(1).padStart(6)} ${`${(100 * large.gcMs / large.ms).toFixed(0)}%`.padStart(5)} ${ratioOutsideGc.toFixed(1).padStart(7)}`)
+  return { large, ratio }
 }
 
 /** How many of the slowest 1 MiB categories are timed again through the route. */
