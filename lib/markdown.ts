@@ -302,7 +302,7 @@ function renderFinishedItem (state: StateBlock, firstContent: number): void {
   const previous = tokens[firstContent - 3]
   const previousClose = tokens[firstContent - 2]
   if (previous?.type !== RENDERED_ITEMS || previousClose?.type !== 'list_item_close') {
-    replaceTokens(state, firstContent - 1, RENDERED_ITEMS, { ...item, tight })
+    replaceTokens(state, firstContent - 1, RENDERED_ITEMS, { html: item.html, inline: item.inline, tight })
     return
   }
   const items = previous.meta as RenderedItems
