@@ -248,6 +248,16 @@ export const pathologicalCases: PathologicalCase[] = [
     check: (html, source) => expect(count(html, '<li>') === count(source, '- a'), 'one item each')
   },
   {
+    name: 'list items of rules - ***',
+    generate: (size) => fill(size, '- ***\n'),
+    check: (html, source) => expect(count(html, '<li>') === count(source, '- ***') && count(html, '<hr />') === count(source, '- ***'), 'a rule in each item')
+  },
+  {
+    name: 'list items of empty block quotes - >',
+    generate: (size) => fill(size, '- >\n'),
+    check: (html, source) => expect(count(html, '<li>') === count(source, '- >') && count(html, '<blockquote>') === count(source, '- >'), 'a quote in each item')
+  },
+  {
     name: 'one-letter lines in one paragraph',
     generate: (size) => fill(size, 'b\n'),
     check: (html) => expect(count(html, '<p>') === 1, 'one paragraph')

@@ -177,8 +177,8 @@ interface RenderedItems extends RenderedBlocks {
 /** A list whose items are being parsed. */
 interface OpenList {
   /**
-   * The first paragraph of one of its items, left as tokens: markdown-it hides it at the list's
-   * end if the list is tight. A list without such a paragraph renders the same either way.
+   * The first paragraph of the first item that has one, left as tokens: markdown-it hides it at
+   * the list's end if the list is tight. A list without such a paragraph renders the same either way.
    */
   tightnessProbe: Token | null
 }
@@ -196,9 +196,10 @@ function flattened (text: string): string {
 
 /**
  * Renders `tokens[first…]` as markdown-it's renderer would in place, but for inline content.
- * The token before them is never hidden yet: markdown-it hides a tight list's paragraphs when the
- * list ends, which is when the list is replaced. So the newline that would follow it is left to
- * whoever renders the replacement.
+ * The first token is an opening tag, after which markdown-it writes a newline if the token before
+ * it is a hidden paragraph. That flag is never set yet here: markdown-it hides a tight list's
+ * paragraphs when the list ends, which is when the list is replaced. So that newline is left to
+ * whoever renders the replacement (`newlineAfterHiddenParagraph`).
  */
 function renderBlockTokens (state: StateBlock, first: number, itemsTight: boolean): RenderedBlocks {
   const { tokens, md, env } = state
@@ -313,7 +314,11 @@ function renderFinishedItem (state: StateBlock, firstContent: number): void {
   tokens.length = firstContent - 2
 }
 
-/** Calls `renderFinishedItem` after each list item's content: markdown-it's list rule parses it with `md.block.tokenize` while `parentType` is `'list'`, and no other rule does. */
+/**
+ * Calls `renderFinishedItem` after each list item's content: markdown-it's list rule parses it
+ * with `md.block.tokenize` while `parentType` is `'list'`, and no other rule does. An empty item
+ * followed by an empty line is never parsed this way, and stays as tokens.
+ */
 function renderItemsWhenFinished (md: MarkdownIt): void {
   const tokenize = md.block.tokenize.bind(md.block)
   md.block.tokenize = (state, startLine, endLine) => {
@@ -323,9 +328,17 @@ function renderItemsWhenFinished (md: MarkdownIt): void {
   }
 }
 
-/** Continues `pieces` with `between` and then `more`, the first of `more` joining the last of `pieces`. */
+/**
+ * Continues `pieces` with `between` and then `more`, the first of `more` joining the last of
+ * `pieces`. The last piece grows for as long as items bring no inline content (`- ***` lines), so
+ * it is flattened only once complete, when an inline slot follows it: flattening it at every item
+ * copied it every time, quadratic in the run's length (100 KiB of `- >` lines took 32 s).
+ */
 function appendPieces (pieces: string[], between: string, more: string[]): void {
-  pieces[pieces.length - 1] = flattened(pieces.at(-1)! + between + more[0]!)
+  const last = pieces.length - 1
+  pieces[last] = pieces[last]! + between + more[0]!
+  if (more.length === 1) return
+  flattened(pieces[last]!)
   for (let index = 1; index < more.length; index++) pieces.push(more[index]!)
 }
 
@@ -537,10 +550,9 @@ function joinText (children: Token[]): void {
 /**
  * Core rule in place of markdown-it's `inline` and `text_join`: each block's inline content is
  * parsed, finished and rendered before the next block's, and only its HTML is kept, in place of
- * the inline token's source (see `renderBlocks`). markdown-it keeps every block's inline tokens
- * until the whole document is rendered; on 1 MiB of list items, a text token and a 17-slot
- * children array for each item are about a quarter of the ~1.2 KB per item the render kept alive.
- * The HTML is the same: references are all known once the blocks are parsed.
+ * its source: an inline token's content, or a rendered container's inline slot (see
+ * `renderBlocks`). markdown-it keeps every block's inline tokens until the whole document is
+ * rendered. The HTML is the same: references are all known once the blocks are parsed.
  */
 function renderInlineAtOnce (state: StateCore): void {
   const { md, env } = state
@@ -567,8 +579,8 @@ function renderInlineAtOnce (state: StateCore): void {
 
 /**
  * markdown-it's `Renderer#render`, but an inline token's content is its HTML already (see
- * `renderInlineAtOnce`), and a finished container's HTML is ready but for the newline
- * `renderWhenFinished` leaves to this render.
+ * `renderInlineAtOnce`), and a finished list's or block quote's HTML is ready but for the newline
+ * before its opening tag that `renderBlockTokens` leaves to this render.
  */
 function renderBlocks (this: Renderer, tokens: Token[], options: Options, env: unknown): string {
   let html = ''

@@ -35,7 +35,8 @@ export const RENDER_THREAD_HEAP_MB = 1024
  * emphasis delimiters keeps its inline tokens alive until the paragraph is rendered, and a larger
  * young generation collects them less often on the way: measured through the route (median of
  * three 1 MiB requests, two runs each), `**_*` took 1.1–1.5 s against 1.7 s with the default, and
- * `*…*a*…*` 1.0 s against 1.4 s. Lists and tables, rendered as they end, gain nothing either way.
+ * `*…*a*…*` 1.0 s against 1.4 s. Many list items (rendered as they end) and a very wide table
+ * took 1.2–1.4 s either way.
  */
 export const RENDER_THREAD_YOUNG_GENERATION_MB = 128
 
