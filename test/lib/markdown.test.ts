@@ -172,6 +172,10 @@ t.test('a list rendered item by item is the list markdown-it renders whole', asy
     ['> - a\n>   > b\n> - c\n\n1. x\n2) y', 'in a quote, quotes in it, then lists of other markers']
   ]
   for (const [markdown, name] of lists) t.equal(render(markdown), reference.render(markdown), name)
+  // Runs of items without inline content are cut into pieces of a few KB (see cutLongLastPiece).
+  const longRuns = '- a\n' + '- ***\n'.repeat(2000) + '- b\n' + '- >\n'.repeat(2000)
+  t.equal(render(longRuns), reference.render(longRuns), 'long runs of items without inline content, tight')
+  t.equal(render(longRuns + '\n- c'), reference.render(longRuns + '\n- c'), 'the same runs in a list found loose at its end')
   // One item's HTML holds a slot per inline content of the nested list: more than a call's arguments can hold.
   const hugeItem = '- a\n- ```\n  ```\n- x\n' + '  - b\n'.repeat(170_000)
   t.equal(render(hugeItem), reference.render(hugeItem), 'an item holding a list of 170,000 items')
