@@ -188,6 +188,12 @@ function newlineAfterHiddenParagraph (tokens: Token[], index: number): string {
   return index > 0 && tokens[index - 1]!.hidden ? '\n' : ''
 }
 
+/** A token other than inline content, as markdown-it's `Renderer#render` writes it: by its type's rule, or as a tag. */
+function renderBlockToken (renderer: Renderer, tokens: Token[], index: number, options: Options, env: unknown): string {
+  const rule = renderer.rules[tokens[index]!.type]
+  return rule !== undefined ? rule(tokens, index, options, env, renderer) : renderer.renderToken(tokens, index, options)
+}
+
 /** V8 keeps a string built by `+=` as a tree of its pieces until something reads its characters. */
 function flattened (text: string): string {
   text.charCodeAt(0)
@@ -221,8 +227,7 @@ function renderBlockTokens (state: StateBlock, first: number, itemsTight: boolea
         html = pieces[slot + 1]!
       }
     } else {
-      const rule = md.renderer.rules[token.type]
-      html += rule !== undefined ? rule(tokens, index, md.options, env, md.renderer) : md.renderer.renderToken(tokens, index, md.options)
+      html += renderBlockToken(md.renderer, tokens, index, md.options, env)
     }
   }
   rendered.html.push(flattened(html))
@@ -384,8 +389,7 @@ function appendText (state: StateInline, text: string): void {
   const budget = state.env as RenderState
   if (++budget.pendingPieces < PENDING_PIECES_PER_TOKEN || text.charCodeAt(text.length - 1) === SPACE) return
   budget.pendingPieces = 0
-  // Reading a character of a cons string makes V8 flatten it.
-  state.pushPending().content.charCodeAt(0)
+  flattened(state.pushPending().content)
 }
 
 const TILDE = 0x7e
@@ -608,17 +612,14 @@ function renderBlocks (this: Renderer, tokens: Token[], options: Options, env: u
   let html = ''
   for (let index = 0; index < tokens.length; index++) {
     const token = tokens[index]!
-    const rule = this.rules[token.type]
     if (token.type === 'inline') {
       html += token.content
     } else if (token.type === RENDERED_CONTAINER) {
       const container = token.meta as RenderedBlocks
       html += newlineAfterHiddenParagraph(tokens, index) + container.html[0]!
       for (let slot = 0; slot < container.inline.length; slot++) html += container.inline[slot]! + container.html[slot + 1]!
-    } else if (rule !== undefined) {
-      html += rule(tokens, index, options, env, this)
     } else {
-      html += this.renderToken(tokens, index, options)
+      html += renderBlockToken(this, tokens, index, options, env)
     }
   }
   return html
