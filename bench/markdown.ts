@@ -2,10 +2,11 @@
  * Markdown benchmark, two parts in one run:
  *
  * 1. Pathological input, after cmark's test/pathological_tests.py and markdown-it's own: each
- *    category rendered by the pure renderer at 100 KiB and at 1 MiB (see timeRenders); the growth
- *    ratio of the two times is ~10 when the work is linear (~100 when quadratic). The three
- *    slowest at 1 MiB are then timed again through POST /api/markdown/parse of the built app,
- *    whose render threads have their own heap settings.
+ *    category rendered by the pure renderer at 100 KiB and at 1 MiB, in a process of its own
+ *    (see timeGrowthInChild and timeGrowthRounds); the growth ratio of the two times is ~10 when
+ *    the work is linear (~100 when quadratic). The three slowest at 1 MiB are then timed again
+ *    through POST /api/markdown/parse of the built app, whose render threads have the service's
+ *    heap settings.
  * 2. Throughput of POST /api/markdown/parse on a ~5 KB README against a bare node:http server
  *    that only calls markdown-it (same options) on the same document: both servers run in
  *    child processes (this file, forked with an argument), autocannon loads them in turn
@@ -462,8 +463,11 @@ function collectEarlierGarbage (): void {
 const VOLUME_PER_ROUND = 2 * 1024 * 1024
 /** Fast categories render for at least this long per round at each size: a few milliseconds are mostly noise here. */
 const MIN_MS_PER_ROUND = 250
-/** Rounds alternate the sizes; the median round of each size is kept, so one noisy moment does not count. */
-const ROUNDS = 3
+/**
+ * Rounds per category. This host's speed drifts by half from one second to the next, so each
+ * round times the two sizes back to back and gives one ratio; the median round is kept.
+ */
+const ROUNDS = 5
 
 /**
  * The mean time of back-to-back renders of `source` (after one warm-up), and the mean
@@ -492,33 +496,65 @@ async function timeRender (source: string): Promise<Timing> {
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
 
-/** Each source timed in ROUNDS alternating rounds; per source, the median of its rounds. */
-async function timeRenders (sources: string[]): Promise<Timing[]> {
-  const rounds: Timing[][] = sources.map(() => [])
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [index, source] of sources.entries()) rounds[index]?.push(await timeRender(source))
-  }
-  return rounds.map((timings) => ({ ms: median(timings.map(({ ms }) => ms)), gcMs: median(timings.map(({ gcMs }) => gcMs)) }))
+interface Growth {
+  small: Timing
+  large: Timing
+  /** The median of the rounds' ratios, large over small. */
+  ratio: number
+  /** The lowest and the highest of the rounds' ratios. */
+  ratioRange: [number, number]
+  /** The same, of the times outside garbage collection. */
+  ratioOutsideGc: number
 }
+
+/**
+ * `small` and `large` timed in ROUNDS rounds, the order of the two swapped every round so that
+ * a host that speeds up or slows down favours neither size. The times are the medians of the
+ * rounds; the ratios are the medians of each round's own ratio, so that one slow moment spoils
+ * one round's ratio, not the comparison of two medians taken at different moments.
+ */
+async function timeGrowthRounds (small: string, large: string): Promise<Growth> {
+  const rounds: Array<{ small: Timing, large: Timing }> = []
+  for (let round = 0; round < ROUNDS; round++) {
+    if (round % 2 === 0) {
+      const smallTiming = await timeRender(small)
+      rounds.push({ small: smallTiming, large: await timeRender(large) })
+    } else {
+      const largeTiming = await timeRender(large)
+      rounds.push({ small: await timeRender(small), large: largeTiming })
+    }
+  }
+  const ratios = rounds.map(({ small, large }) => large.ms / small.ms)
+  const medianTiming = (timings: Timing[]): Timing => ({ ms: median(timings.map(({ ms }) => ms)), gcMs: median(timings.map(({ gcMs }) => gcMs)) })
+  return {
+    small: medianTiming(rounds.map(({ small }) => small)),
+    large: medianTiming(rounds.map(({ large }) => large)),
+    ratio: median(ratios),
+    ratioRange: [Math.min(...ratios), Math.max(...ratios)],
+    ratioOutsideGc: median(rounds.map(({ small, large }) => (large.ms - large.gcMs) / (small.ms - small.gcMs)))
+  }
+}
+
+const README_GROWTH = 'README-like Markdown, for comparison'
+const readmeOfSize = (size: number): string => README.repeat(Math.max(1, Math.floor(size / README.length)))
 
 async function benchPathological (): Promise<void> {
   const only = process.env.MARKDOWN_BENCH_ONLY
-  const gcObserver = new PerformanceObserver((list) => { for (const entry of list.getEntries()) gcMs += entry.duration })
-  gcObserver.observe({ entryTypes: ['gc'] })
   console.log(`Pathological input, pure renderer: mean time per render at ${SMALL / KiB} KiB and ${MiB / KiB} KiB, ` +
-    `${VOLUME_PER_ROUND / MiB} MiB (and at least ${MIN_MS_PER_ROUND} ms) rendered back to back at each size per round, median of ${ROUNDS} alternating rounds;`)
-  console.log('"GC" is the share of the 1 MiB time V8 reported as garbage collection; "w/o GC" the ratio of the times outside it.')
-  console.log(`${'category'.padEnd(52)} ${'100 KiB ms'.padStart(10)} ${'1 MiB ms'.padStart(9)} ${'ratio'.padStart(6)} ${'GC'.padStart(5)} ${'w/o GC'.padStart(7)}`)
+    `${VOLUME_PER_ROUND / MiB} MiB (and at least ${MIN_MS_PER_ROUND} ms) rendered back to back at each size per round;`)
+  console.log(`${ROUNDS} rounds, the two sizes back to back in each (order swapped every round): times are the median rounds, "ratio" the median of the rounds' own ratios.`)
+  console.log(`Each category runs in a new process, so that none inherits the heap an earlier one grew, with a ${TIMING_SEMI_SPACE_MB} MB semi-space (see TIMING_SEMI_SPACE_MB).`)
+  console.log('"rounds" is the lowest and highest round ratio; "GC" the share of the 1 MiB time V8 reported as garbage collection; "w/o GC" the ratio of the times outside it.')
+  console.log(`${'category'.padEnd(52)} ${'100 KiB ms'.padStart(10)} ${'1 MiB ms'.padStart(9)} ${'ratio'.padStart(6)} ${'rounds'.padStart(11)} ${'GC'.padStart(5)} ${'w/o GC'.padStart(7)}`)
   let worstRatio = { name: '', ratio: 0 }
   const large: Array<{ category: PathologicalCase, ms: number }> = []
   for (const category of pathologicalCases) {
     if (only !== undefined && !category.name.includes(only)) continue
-    const { large: largeTime, ratio } = await timeGrowth(category.name, category.generate)
+    const { large: largeTime, ratio } = await timeGrowthInChild(category.name)
     if (ratio > worstRatio.ratio) worstRatio = { name: category.name, ratio }
     large.push({ category, ms: largeTime.ms })
   }
-  const readme = await timeGrowth('README-like Markdown, for comparison', (size) => README.repeat(Math.max(1, Math.floor(size / README.length))))
-  gcObserver.disconnect()
+  const readme = await timeGrowthInChild(README_GROWTH)
   const slowest = large.sort((a, b) => b.ms - a.ms)
   console.log(`\nworst growth ratio: ${worstRatio.name}, ${worstRatio.ratio.toFixed(1)} (linear: 10, quadratic: 100; goal: well under 20)`)
   console.log(`README-like Markdown grew ${readme.ratio.toFixed(1)} times in the same run: what linear work measures on this machine now`)
@@ -527,14 +563,43 @@ async function benchPathological (): Promise<void> {
   await timeThroughRoute(slowest.slice(0, ROUTE_CATEGORIES).map(({ category }) => category))
 }
 
-/** Times `generate`'s Markdown at both sizes and prints the table row. */
-async function timeGrowth (name: string, generate: (size: number) => string): Promise<{ large: Timing, ratio: number }> {
-  const [small, large] = await timeRenders([generate(SMALL), generate(MiB)]) as [Timing, Timing]
-  const ratio = large.ms / small.ms
-  const ratioOutsideGc = (large.ms - large.gcMs) / (small.ms - small.gcMs)
+/**
+ * Semi-space of V8's young generation in the timing processes: 1 MB, the smallest V8 takes, against
+ * 16 MB by default. The young generation works like a cache: tokens that die before it fills
+ * are nearly free, those that outlive it are copied twice (within it, then out to the old
+ * generation). With the default, a 100 KiB render of emphasis delimiters (about 16 MB of tokens
+ * alive until its paragraph is rendered) mostly fits and a 1 MiB render never does, so the ratio
+ * measured the young generation's size, not growth: `_a ` repeated grew 14–19 times with
+ * 50–60% of the 1 MiB time in garbage collection, 11 with a 4 MB semi-space, 20 with 64 MB, while
+ * the time outside collection grew 10–11 times in each. With 1 MB, renders of both sizes outgrow
+ * it. The route timings below run the service's own heap settings.
+ */
+const TIMING_SEMI_SPACE_MB = 1
+
+/** Runs `timeGrowth` for the category named `name` (or README_GROWTH) in a child process of this file. */
+async function timeGrowthInChild (name: string): Promise<Growth> {
+  const child = fork(fileURLToPath(import.meta.url), ['time-growth', name], {
+    execArgv: [...process.execArgv, `--max-semi-space-size=${TIMING_SEMI_SPACE_MB}`],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
+  })
+  return await new Promise<Growth>((resolve, reject) => {
+    child.once('message', (growth) => { resolve(growth as Growth) })
+    child.once('exit', (code) => { reject(new Error(`timing ${name} exited with ${code}`)) })
+  })
+}
+
+/** Times the Markdown of the category named `name` at both sizes, prints the table row and sends the figures to the parent. */
+async function timeGrowth (name: string): Promise<void> {
+  const generate = name === README_GROWTH ? readmeOfSize : pathologicalCases.find((category) => category.name === name)?.generate
+  if (generate === undefined) throw new Error(`no category named ${name}`)
+  const gcObserver = new PerformanceObserver((list) => { for (const entry of list.getEntries()) gcMs += entry.duration })
+  gcObserver.observe({ entryTypes: ['gc'] })
+  const growth = await timeGrowthRounds(generate(SMALL), generate(MiB))
+  gcObserver.disconnect()
+  const { small, large, ratio, ratioRange: [lowest, highest], ratioOutsideGc } = growth
   console.log(`${name.padEnd(52)} ${small.ms.toFixed(1).padStart(10)} ${large.ms.toFixed(1).padStart(9)} ` +
-    `${ratio.toFixed(1).padStart(6)} ${`${(100 * large.gcMs / large.ms).toFixed(0)}%`.padStart(5)} ${ratioOutsideGc.toFixed(1).padStart(7)}`)
-  return { large, ratio }
+    `${ratio.toFixed(1).padStart(6)} ${`${lowest.toFixed(1)}–${highest.toFixed(1)}`.padStart(11)} ${`${(100 * large.gcMs / large.ms).toFixed(0)}%`.padStart(5)} ${ratioOutsideGc.toFixed(1).padStart(7)}`)
+  await new Promise((resolve) => process.send?.(growth, resolve))
 }
 
 /** How many of the slowest 1 MiB categories are timed again through the route. */
@@ -665,6 +730,11 @@ async function main (mode: string | undefined): Promise<void> {
     const port = await (mode === 'serve-app' ? serveApp() : serveBareRenderer())
     process.send?.(port)
     process.on('SIGTERM', () => process.exit(0))
+    return
+  }
+  if (mode === 'time-growth') {
+    await timeGrowth(process.argv[3] ?? '')
+    process.disconnect()
     return
   }
   if (mode === undefined || mode === 'pathological') await benchPathological()
