@@ -195,6 +195,19 @@ t.test('lists and block quotes, rendered as soon as each is parsed, give markdow
   rendersAsMarkdownIt(t, documents, { numRuns: 5000 })
 })
 
+t.test('link labels nested around the nesting limit give markdown-it\'s own output', async (t) => {
+  // Our skipToken (the link-label cache) stops where markdown-it does: past MAX_NESTING the rest is one token.
+  for (let depth = MAX_NESTING - 2; depth <= MAX_NESTING + 2; depth++) {
+    const sources = [
+      '['.repeat(depth) + 'a' + ']'.repeat(depth) + '(u)',
+      '['.repeat(depth) + 'a](u)' + ']'.repeat(depth - 1) + ' b',
+      '!['.repeat(depth) + 'a' + '](u)'.repeat(depth),
+      '['.repeat(depth) + 'r' + ']'.repeat(depth) + ' [r] *c*\n\n[r]: /u'
+    ]
+    for (const source of sources) t.equal(render(source), markdownIt.render(source), `depth ${depth}: ${source.slice(depth - 2, depth + 12)}`)
+  }
+})
+
 t.test('escaped characters and entities stay in alt text, as CommonMark says', async (t) => {
   // markdown-it alone gives alt="a": its renderer skips the text_special tokens it makes of escapes and entities.
   t.equal(render('![\\[a\\]](b)'), '<p><img src="b" alt="[a]" /></p>\n')
