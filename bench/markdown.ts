@@ -569,7 +569,7 @@ async function benchPathological (): Promise<void> {
  * are nearly free, those that outlive it are copied twice (within it, then out to the old
  * generation). With the default, a 100 KiB render of emphasis delimiters (about 16 MB of tokens
  * alive until its paragraph is rendered) mostly fits and a 1 MiB render never does, so the ratio
- * measured the young generation's size, not growth: `_a ` repeated grew 14–19 times with
+ * measured the young generation's size, not growth: `_a ` repeated grew 13–19 times with
  * 50–60% of the 1 MiB time in garbage collection, 11 with a 4 MB semi-space, 20 with 64 MB, while
  * the time outside collection grew 10–11 times in each. With 1 MB, renders of both sizes outgrow
  * it. The route timings below run the service's own heap settings.
@@ -588,8 +588,8 @@ async function timeGrowthInChild (name: string): Promise<Growth> {
   })
 }
 
-/** Times the Markdown of the category named `name` at both sizes, prints the table row and sends the figures to the parent. */
-async function timeGrowth (name: string): Promise<void> {
+/** Times the Markdown of the category named `name` at both sizes and prints the table row. */
+async function timeGrowth (name: string): Promise<Growth> {
   const generate = name === README_GROWTH ? readmeOfSize : pathologicalCases.find((category) => category.name === name)?.generate
   if (generate === undefined) throw new Error(`no category named ${name}`)
   const gcObserver = new PerformanceObserver((list) => { for (const entry of list.getEntries()) gcMs += entry.duration })
@@ -599,7 +599,7 @@ async function timeGrowth (name: string): Promise<void> {
   const { small, large, ratio, ratioRange: [lowest, highest], ratioOutsideGc } = growth
   console.log(`${name.padEnd(52)} ${small.ms.toFixed(1).padStart(10)} ${large.ms.toFixed(1).padStart(9)} ` +
     `${ratio.toFixed(1).padStart(6)} ${`${lowest.toFixed(1)}–${highest.toFixed(1)}`.padStart(11)} ${`${(100 * large.gcMs / large.ms).toFixed(0)}%`.padStart(5)} ${ratioOutsideGc.toFixed(1).padStart(7)}`)
-  await new Promise((resolve) => process.send?.(growth, resolve))
+  return growth
 }
 
 /** How many of the slowest 1 MiB categories are timed again through the route. */
@@ -733,8 +733,12 @@ async function main (mode: string | undefined): Promise<void> {
     return
   }
   if (mode === 'time-growth') {
-    await timeGrowth(process.argv[3] ?? '')
-    process.disconnect()
+    const growth = await timeGrowth(process.argv[3] ?? '')
+    const { send } = process
+    if (send !== undefined) {
+      await new Promise((resolve) => send.call(process, growth, resolve))
+      process.disconnect()
+    }
     return
   }
   if (mode === undefined || mode === 'pathological') await benchPathological()
