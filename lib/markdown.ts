@@ -625,6 +625,9 @@ function renderBlocks (this: Renderer, tokens: Token[], options: Options, env: u
   return html
 }
 
+/** Inline sources from this length on cache token ends in an array (see `cacheTokenEndsInArray`). */
+export const LONG_INLINE_SOURCE = 16_384
+
 /**
  * markdown-it's `ParserInline#skipToken` (link labels call it at each token inside them), with
  * its cache of where the token at each position ends in an Int32Array as long as the paragraph
@@ -632,35 +635,42 @@ function renderBlocks (this: Renderer, tokens: Token[], options: Options, env: u
  * each at 200 KiB of `[r]: /u "title` lines, 4 µs at 1.6 MiB, 60% of the render; its cost per
  * KiB rose from 200 to 340 µs between 50 KiB and 1.6 MiB, and stays at about 110 with the array.
  * A Map was flat there, but its lookups made `[a[a[a…` grow from 620 to 820 µs per KiB; with
- * the array it costs about 300, against 520 with the object.
+ * the array it costs about 300, against 520 with the object. Shorter sources keep markdown-it's
+ * own: allocating the array made a 5 KB README render about 10% slower.
  */
-function skipToken (this: ParserInline, state: StateInline): void {
-  if (!(state.cache instanceof Int32Array)) state.cache = new Int32Array(state.src.length + 1)
-  const tokenEnds = state.cache as Int32Array
-  const start = state.pos
-  const cachedEnd = tokenEnds[start]!
-  if (cachedEnd !== 0) {
-    state.pos = cachedEnd
-    return
-  }
-  let ok = false
-  if (state.level < MAX_NESTING) {
-    for (const rule of this.ruler.getRules('')) {
-      // The level counts nesting here, as in markdown-it: no token is created.
-      state.level++
-      ok = rule(state, true)
-      state.level--
-      if (ok) {
-        if (state.pos <= start) throw new Error("inline rule didn't increment state.pos")
-        break
-      }
+function cacheTokenEndsInArray (original: ParserInline['skipToken']): ParserInline['skipToken'] {
+  return function skipToken (this: ParserInline, state: StateInline): void {
+    if (state.src.length < LONG_INLINE_SOURCE) {
+      original.call(this, state)
+      return
     }
-  } else {
-    // markdown-it's limit: past maxNesting the rest of the paragraph is one token.
-    state.pos = state.posMax
+    if (!(state.cache instanceof Int32Array)) state.cache = new Int32Array(state.src.length + 1)
+    const tokenEnds = state.cache as Int32Array
+    const start = state.pos
+    const cachedEnd = tokenEnds[start]!
+    if (cachedEnd !== 0) {
+      state.pos = cachedEnd
+      return
+    }
+    let ok = false
+    if (state.level < MAX_NESTING) {
+      for (const rule of this.ruler.getRules('')) {
+        // The level counts nesting here, as in markdown-it: no token is created.
+        state.level++
+        ok = rule(state, true)
+        state.level--
+        if (ok) {
+          if (state.pos <= start) throw new Error("inline rule didn't increment state.pos")
+          break
+        }
+      }
+    } else {
+      // markdown-it's limit: past maxNesting the rest of the paragraph is one token.
+      state.pos = state.posMax
+    }
+    if (!ok) state.pos++
+    tokenEnds[start] = state.pos
   }
-  if (!ok) state.pos++
-  tokenEnds[start] = state.pos
 }
 
 function createRenderer (): MarkdownIt {
@@ -678,7 +688,7 @@ function createRenderer (): MarkdownIt {
   wrapRule(md.inline.ruler, 'escape', escapeAsText)
   wrapRule(md.inline.ruler, 'newline', softBreakAsText)
   md.inline.ruler.push('plain_text_run', plainTextRun)
-  md.inline.skipToken = skipToken
+  md.inline.skipToken = cacheTokenEndsInArray(md.inline.skipToken)
   md.validateLink = isSafeUrl
   wrapRule(md.block.ruler, 'blockquote', (original) => renderWhenFinished(limitBlockquoteDepth(refuseBeyondNesting(1)(original))))
   wrapRule(md.block.ruler, 'list', (original) => renderListWhenFinished(refuseBeyondNesting(2)(original)))

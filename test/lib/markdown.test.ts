@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import MarkdownIt from 'markdown-it'
 import {
-  isSafeUrl, renderSafeMarkdown, MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_STRIKETHROUGH_MARKERS, MAX_TABLE_CELLS,
+  isSafeUrl, renderSafeMarkdown, LONG_INLINE_SOURCE, MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_STRIKETHROUGH_MARKERS, MAX_TABLE_CELLS,
   LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
 } from '../../lib/markdown.js'
 import { hostileInputs, unsafeParts, browserScheme } from './markdown-hostile.js'
@@ -196,13 +196,15 @@ t.test('lists and block quotes, rendered as soon as each is parsed, give markdow
 })
 
 t.test('link labels nested around the nesting limit give markdown-it\'s own output', async (t) => {
-  // Our skipToken (the link-label cache) stops where markdown-it does: past MAX_NESTING the rest is one token.
+  // Our skipToken (the link-label cache of long paragraphs) stops where markdown-it does: past
+  // MAX_NESTING the rest of the paragraph is one token.
+  const longParagraphEnd = ' ' + 'x'.repeat(LONG_INLINE_SOURCE)
   for (let depth = MAX_NESTING - 2; depth <= MAX_NESTING + 2; depth++) {
     const sources = [
-      '['.repeat(depth) + 'a' + ']'.repeat(depth) + '(u)',
-      '['.repeat(depth) + 'a](u)' + ']'.repeat(depth - 1) + ' b',
-      '!['.repeat(depth) + 'a' + '](u)'.repeat(depth),
-      '['.repeat(depth) + 'r' + ']'.repeat(depth) + ' [r] *c*\n\n[r]: /u'
+      '['.repeat(depth) + 'a' + ']'.repeat(depth) + '(u)' + longParagraphEnd,
+      '['.repeat(depth) + 'a](u)' + ']'.repeat(depth - 1) + ' b' + longParagraphEnd,
+      '!['.repeat(depth) + 'a' + '](u)'.repeat(depth) + longParagraphEnd,
+      '['.repeat(depth) + 'r' + ']'.repeat(depth) + ' [r] *c*' + longParagraphEnd + '\n\n[r]: /u'
     ]
     for (const source of sources) t.equal(render(source), markdownIt.render(source), `depth ${depth}: ${source.slice(depth - 2, depth + 12)}`)
   }
