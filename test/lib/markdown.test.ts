@@ -210,6 +210,15 @@ t.test('link labels nested around the nesting limit give markdown-it\'s own outp
   }
 })
 
+t.test('link labels in paragraphs long enough for our skipToken give markdown-it\'s own output', async (t) => {
+  // Bracket-heavy pieces without blank lines, so that the padding stays in their paragraph, and
+  // without escapes, which stay in alt text on purpose (see below).
+  const pieces = ['[', ']', '](', '(', ')', '![', '[a]', '[r]', '[a](b)', 'a', ' ', '\n', '*', '_', '`', '<', '"']
+  const documents = fc.array(fc.constantFrom(...pieces), { minLength: 20, maxLength: 200 })
+    .map((parts) => parts.join('') + ' ' + 'x'.repeat(LONG_INLINE_SOURCE) + '\n\n[r]: /u')
+  rendersAsMarkdownIt(t, documents, { numRuns: 300, endOnFailure: true })
+})
+
 t.test('escaped characters and entities stay in alt text, as CommonMark says', async (t) => {
   // markdown-it alone gives alt="a": its renderer skips the text_special tokens it makes of escapes and entities.
   t.equal(render('![\\[a\\]](b)'), '<p><img src="b" alt="[a]" /></p>\n')
