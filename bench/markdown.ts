@@ -449,9 +449,10 @@ const settle = async (): Promise<void> => { await new Promise((resolve) => setTi
 
 /**
  * A full collection before each timing, so that no timing pays for the garbage of the ones
- * before it: V8 marks and sweeps a large old generation concurrently, and on two cores that
- * slowed the next category's 1 MiB renders (`a]`: 1.4 ms at 100 KiB, 25 ms at 1 MiB in the
- * table, 2.3 and 19.8 ms alone).
+ * before it (the other size, earlier rounds): V8 marks and sweeps a large old generation
+ * concurrently, and on two cores that slowed the renders after it. Measured when all categories
+ * still shared one process: `a]` took 1.4 ms at 100 KiB and 25 ms at 1 MiB after other
+ * categories, 2.3 and 19.8 ms alone.
  */
 function collectEarlierGarbage (): void {
   const { gc } = globalThis as { gc?: () => void }
