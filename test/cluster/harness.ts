@@ -1,0 +1,490 @@
+/**
+ * A real deployment on this machine for the cluster tests: N replicas (`node dist/cli.js serve`,
+ * built by `pretest`) on a PostgreSQL database and a Redis db index of their own, behind nginx
+ * running deploy/nginx.conf with only its addresses replaced. Client, balancer and replicas sit
+ * on distinct loopback addresses, so the replicas' view of "the client address" is tested for
+ * real. Everything started here is stopped, and the database and Redis db dropped, when the test
+ * that started the cluster ends, whether it passed or not.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import { connect, createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { Redis } from 'ioredis'
+import pg from 'pg'
+import type { Test } from 'tap'
+
+export const CLUSTER_TEST_SKIP_REASON = 'skipped: set MERIDIAN_CLUSTER_TEST=1 (needs PostgreSQL, Redis, nginx)'
+/** `{ skip }` for a tap test that needs the cluster. */
+export const clusterTestSkip = process.env.MERIDIAN_CLUSTER_TEST === '1' ? false : CLUSTER_TEST_SKIP_REASON
+
+export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url))
+export const cliPath = join(repositoryRoot, 'dist', 'cli.js')
+export const deployNginxConfigPath = join(repositoryRoot, 'deploy', 'nginx.conf')
+const NGINX = process.env.NGINX ?? '/usr/sbin/nginx'
+
+/** The machine's servers, or the ones the test variables name. */
+export const postgresBaseUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+export const redisBaseUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+export interface Endpoint { host: string, port: number }
+
+export interface ClusterOptions {
+  /** Number of replicas; 2 by default. */
+  replicas?: number
+  /**
+   * The first three octets of the loopback addresses: the client is .10, the balancer .2, the
+   * replicas .3, .4, …; 127.0.1 by default.
+   */
+  network?: string
+  /**
+   * The nginx configuration text; deploy/nginx.conf by default. Its one `listen` and the
+   * `server` lines of `upstream meridian` are replaced by the cluster's addresses (each
+   * replica keeps the parameters of the server line at its position, or of the last one).
+   */
+  nginxConfig?: string
+  /** Where the replicas (not the CLI) reach PostgreSQL, e.g. a TCP proxy the test controls. */
+  databaseVia?: Endpoint
+  /** Where the replicas (not the CLI) reach Redis. */
+  redisVia?: Endpoint
+  /** More environment for every replica (and the CLI), e.g. `{ LOG_LEVEL: 'warn' }`. */
+  env?: Record<string, string>
+  /** Milliseconds a replica may take to be ready; 30 s by default. */
+  readyTimeoutMs?: number
+}
+
+export interface HttpAnswer {
+  status: number
+  headers: http.IncomingHttpHeaders
+  body: string
+  /** Milliseconds from sending to the end of the body. */
+  ms: number
+  json: () => any
+}
+
+export interface RequestOptions {
+  method?: string
+  /** A form-encoded body (sets the method to POST unless given). */
+  form?: Record<string, string>
+  /** A JSON body (sets the method to POST unless given). */
+  json?: unknown
+  headers?: Record<string, string>
+  /** The local address to send from; the cluster's client address by default. */
+  from?: string
+  /** An agent of the caller's (e.g. keep-alive for load), or false for a connection of its own; otherwise the cluster's keep-alive agent. */
+  agent?: http.Agent | false
+  timeoutMs?: number
+}
+
+export interface Exit { code: number | null, signal: NodeJS.Signals | null, /** from the signal to the exit */ ms: number }
+
+export interface CliResult { code: number | null, stdout: string, stderr: string, ms: number }
+
+/** Sends one request and reads the whole answer. Rejects on a network error or the timeout. */
+export async function httpRequest (target: Endpoint, path: string, options: RequestOptions = {}): Promise<HttpAnswer> {
+  const headers: Record<string, string> = { ...options.headers }
+  let body: string | undefined
+  if (options.form !== undefined) {
+    body = new URLSearchParams(options.form).toString()
+    headers['content-type'] ??= 'application/x-www-form-urlencoded'
+  } else if (options.json !== undefined) {
+    body = JSON.stringify(options.json)
+    headers['content-type'] ??= 'application/json'
+  }
+  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body))
+  const method = options.method ?? (body === undefined ? 'GET' : 'POST')
+  const started = performance.now()
+  return await new Promise<HttpAnswer>((resolve, reject) => {
+    const request = http.request({
+      host: target.host,
+      port: target.port,
+      path,
+      method,
+      headers,
+      ...(options.from !== undefined ? { localAddress: options.from } : {}),
+      ...(options.agent !== undefined ? { agent: options.agent } : {}),
+      timeout: options.timeoutMs ?? 10_000
+    }, (response) => {
+      const chunks: Buffer[] = []
+      response.on('data', (chunk: Buffer) => chunks.push(chunk))
+      response.on('error', reject)
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          body: text,
+          ms: performance.now() - started,
+          json: () => JSON.parse(text)
+        })
+      })
+    })
+    request.on('timeout', () => { request.destroy(new Error(`${method} ${path} on ${target.host}:${target.port}: no answer within ${options.timeoutMs ?? 10_000} ms`)) })
+    request.on('error', reject)
+    request.end(body)
+  })
+}
+
+/** A port nothing listens on at `host` right now. */
+export async function freePort (host: string): Promise<number> {
+  const server = createServer()
+  server.listen(0, host)
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  server.close()
+  await once(server, 'close')
+  return port
+}
+
+async function acceptsConnections (target: Endpoint): Promise<boolean> {
+  return await new Promise((resolve) => {
+    const socket = connect(target.port, target.host)
+    socket.once('connect', () => { socket.destroy(); resolve(true) })
+    socket.once('error', () => { resolve(false) })
+  })
+}
+
+/** Waits for `child` to exit; SIGKILL after `graceMs`. */
+async function exitOf (child: ChildProcess, graceMs: number): Promise<{ code: number | null, signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode }
+  const killer = setTimeout(() => { child.kill('SIGKILL') }, graceMs)
+  const [code, signal] = await once(child, 'exit') as [number | null, NodeJS.Signals | null]
+  clearTimeout(killer)
+  return { code, signal }
+}
+
+function isRunning (child: ChildProcess | undefined): boolean {
+  return child !== undefined && child.exitCode === null && child.signalCode === null
+}
+
+/**
+ * deploy/nginx.conf (or a variant) with the cluster's addresses and its own files: the `listen`
+ * of its one server, the `server` lines of `upstream meridian`, the source address of its
+ * connections to the replicas, and logs and temporary files in `directory` (Debian's nginx keeps
+ * those under /var by default).
+ */
+export function templateNginxConfig (text: string, balancer: Endpoint, replicas: Endpoint[], directory: string): string {
+  const upstream = /(upstream\s+meridian\s*\{)([^}]*)(\})/.exec(text)
+  if (upstream === null) throw new Error('the nginx configuration has no `upstream meridian { … }` block')
+  const serverLine = /^([ \t]*)server\s+\S+?(\s[^;]*)?;[ \t]*$/gm
+  const lines = [...(upstream[2] as string).matchAll(serverLine)]
+  if (lines.length === 0) throw new Error('`upstream meridian` has no `server` line')
+  const indent = lines[0]?.[1] ?? '  '
+  const servers = replicas.map((replica, index) => {
+    const parameters = (lines[Math.min(index, lines.length - 1)]?.[2] ?? '').trimEnd()
+    return `${indent}server ${replica.host}:${replica.port}${parameters};`
+  })
+  const otherLines = (upstream[2] as string).replace(serverLine, '').replace(/\n\s*\n/g, '\n')
+  let templated = text.replace(upstream[0], `${upstream[1]}\n${servers.join('\n')}${otherLines}${upstream[3]}`)
+
+  const listens = templated.match(/^\s*listen\s+[^;]+;/gm) ?? []
+  if (listens.length !== 1) throw new Error(`the nginx configuration needs exactly one \`listen\`, not ${listens.length}`)
+  templated = templated.replace(/^(\s*listen\s+)\S+?((\s[^;]*)?;)/m, `$1${balancer.host}:${balancer.port}$2`)
+
+  const files = [
+    // On one machine the kernel would pick 127.0.0.1 to reach the replicas; a balancer of its own
+    // has one address, the one TRUST_PROXY names.
+    `proxy_bind ${balancer.host};`,
+    `access_log ${join(directory, 'access.log')};`,
+    ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `${kind}_temp_path ${join(directory, `${kind}_temp`)};`)
+  ]
+  return templated.replace(/^(\s*http\s*\{)/m, `$1\n  # Added by the cluster test: this run's own files.\n  ${files.join('\n  ')}\n`)
+}
+
+export class Replica {
+  child: ChildProcess | undefined
+  /** Every start's exit, in order. */
+  readonly exits: Exit[] = []
+
+  constructor (
+    readonly index: number,
+    readonly endpoint: Endpoint,
+    private readonly env: Record<string, string>,
+    /** stdout and stderr of every start of this replica, appended. */
+    readonly logFile: string,
+    private readonly readyTimeoutMs: number
+  ) {}
+
+  get running (): boolean { return isRunning(this.child) }
+
+  /** Starts `node dist/cli.js serve` and waits for /health/ready to answer 200. */
+  async start (): Promise<void> {
+    if (this.running) throw new Error(`replica ${this.index} is already running`)
+    const log = openSync(this.logFile, 'a')
+    try {
+      this.child = spawn(process.execPath, [cliPath, 'serve'], { env: this.env, stdio: ['ignore', log, log] })
+    } finally {
+      closeSync(log)
+    }
+    const child = this.child
+    const deadline = performance.now() + this.readyTimeoutMs
+    while (performance.now() < deadline) {
+      if (!isRunning(child)) throw new Error(`replica ${this.index} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${this.logTail()}`)
+      const ready = await httpRequest(this.endpoint, '/health/ready', { agent: false, timeoutMs: 1000 }).catch(() => undefined)
+      if (ready?.status === 200) return
+      await sleep(50)
+    }
+    throw new Error(`replica ${this.index} was not ready within ${this.readyTimeoutMs} ms:\n${this.logTail()}`)
+  }
+
+  /** Sends `signal` (SIGTERM by default) and waits for the exit; SIGKILL after `graceMs`. */
+  async stop (signal: NodeJS.Signals = 'SIGTERM', graceMs = 20_000): Promise<Exit> {
+    const child = this.child
+    if (child === undefined || !isRunning(child)) throw new Error(`replica ${this.index} is not running`)
+    const sent = performance.now()
+    child.kill(signal)
+    const exit = { ...await exitOf(child, graceMs), ms: performance.now() - sent }
+    this.exits.push(exit)
+    return exit
+  }
+
+  /** The last lines this replica wrote, for a failure message. */
+  logTail (lines = 30): string {
+    if (!existsSync(this.logFile)) return '(no log)'
+    return readFileSync(this.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
+  }
+}
+
+export interface Cluster {
+  /** nginx, where clients send requests. */
+  balancer: Endpoint
+  /** The address requests come from unless told otherwise. */
+  clientAddress: string
+  /** Spare client addresses on the same network (.11, .12, …), distinct from every other. */
+  otherClientAddresses: string[]
+  replicas: Replica[]
+  /** This run's own database (direct, not through `databaseVia`). */
+  databaseUrl: string
+  /** This run's own Redis db (direct, not through `redisVia`). */
+  redisUrl: string
+  jwtSecret: string
+  /** The environment each replica runs with. */
+  replicaEnv: Record<string, string>
+  /** The run's directory: nginx.conf, nginx's logs, each replica's log. */
+  directory: string
+  /** Through the balancer, from the client address unless `from` says otherwise. */
+  request: (path: string, options?: RequestOptions) => Promise<HttpAnswer>
+  /** Straight to replica `index`, from the client address unless `from` says otherwise. */
+  requestReplica: (index: number, path: string, options?: RequestOptions) => Promise<HttpAnswer>
+  /** `node dist/cli.js …args` with the replicas' environment (direct database), `input` on stdin. */
+  cli: (args: string[], input?: string) => Promise<CliResult>
+  /** A user added with the CLI. */
+  addUser: (username: string, password: string, extra?: string[]) => Promise<void>
+  /** Logs in and returns the token pair, through the balancer or on one replica. */
+  login: (username: string, password: string, on?: number) => Promise<{ access_token: string, refresh_token: string }>
+  stopReplica: (index: number, signal?: NodeJS.Signals) => Promise<Exit>
+  startReplica: (index: number) => Promise<void>
+  /** Tells nginx to reload its configuration (SIGHUP), e.g. after the test rewrote it. */
+  reloadBalancer: (config?: string) => Promise<void>
+  nginxErrorLog: () => string
+}
+
+/** A Redis db index no other run uses: claimed with a marker key on an empty db, flushed at the end. */
+async function claimRedisDb (baseUrl: string, runId: string): Promise<{ url: string, redis: Redis }> {
+  const probe = new Redis(baseUrl, { lazyConnect: true, maxRetriesPerRequest: 1 })
+  await probe.connect()
+  const databases = Number((await probe.config('GET', 'databases') as string[])[1] ?? 16)
+  await probe.quit()
+  const indexes = Array.from({ length: databases - 1 }, (_, i) => i + 1).sort(() => Math.random() - 0.5)
+  for (const index of indexes) {
+    const redis = new Redis(baseUrl, { db: index, lazyConnect: true, maxRetriesPerRequest: 1 })
+    await redis.connect()
+    const claimed = await redis.set('meridian-cluster-test:claim', runId, 'EX', 3600, 'NX')
+    if (claimed === 'OK' && await redis.dbsize() === 1) {
+      const url = new URL(baseUrl)
+      url.pathname = `/${index}`
+      return { url: url.toString(), redis }
+    }
+    if (claimed === 'OK') await redis.del('meridian-cluster-test:claim')
+    await redis.quit()
+  }
+  throw new Error(`no free Redis db index at ${baseUrl}`)
+}
+
+/**
+ * Starts a cluster for `t` and stops it when `t` ends. The schema is applied with
+ * `meridian migrate` first, as deploy/compose.yaml does.
+ */
+export async function startCluster (t: Test, options: ClusterOptions = {}): Promise<Cluster> {
+  const network = options.network ?? '127.0.1'
+  const replicaCount = options.replicas ?? 2
+  const runId = randomBytes(6).toString('hex')
+  const cleanups: Array<() => Promise<void> | void> = []
+  const children = new Set<ChildProcess>()
+  // If the test process itself is killed (tap's timeout), no server outlives it.
+  const killChildren = () => { for (const child of children) if (isRunning(child)) child.kill('SIGKILL') }
+  process.once('exit', killChildren)
+  t.teardown(async () => {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup()
+      } catch (error) {
+        t.comment(`cluster clean-up: ${String(error)}`)
+      }
+    }
+    process.removeListener('exit', killChildren)
+  })
+
+  if (!existsSync(cliPath)) throw new Error('dist/cli.js is missing: run `npm run build` (npm test does it first)')
+
+  const directory = mkdtempSync(join(tmpdir(), 'meridian-cluster-'))
+  // nginx started as root runs its workers as nobody, who must reach the temporary files.
+  chmodSync(directory, 0o755)
+  cleanups.push(() => { rmSync(directory, { recursive: true, force: true }) })
+
+  const admin = new pg.Client({ connectionString: postgresBaseUrl })
+  await admin.connect()
+  const databaseName = `meridian_cluster_${runId}`
+  await admin.query(`CREATE DATABASE ${databaseName}`)
+  cleanups.push(async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`)
+    await admin.end()
+  })
+  const databaseUrl = Object.assign(new URL(postgresBaseUrl), { pathname: `/${databaseName}` }).toString()
+
+  const { url: redisUrl, redis } = await claimRedisDb(redisBaseUrl, runId)
+  cleanups.push(async () => {
+    await redis.flushdb()
+    await redis.quit()
+  })
+
+  const via = (url: string, endpoint: Endpoint | undefined): string =>
+    endpoint === undefined ? url : Object.assign(new URL(url), { hostname: endpoint.host, port: String(endpoint.port) }).toString()
+  const balancerHost = `${network}.2`
+  const jwtSecret = randomBytes(32).toString('base64url')
+  const sharedEnv: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    NODE_ENV: 'production',
+    DATABASE_URL: via(databaseUrl, options.databaseVia),
+    REDIS_URL: via(redisUrl, options.redisVia),
+    JWT_SECRET: jwtSecret,
+    TRUST_PROXY: balancerHost,
+    ...options.env
+  }
+
+  const agent = new http.Agent({ keepAlive: true })
+  cleanups.push(() => { agent.destroy() })
+
+  async function cli (args: string[], input = ''): Promise<CliResult> {
+    const started = performance.now()
+    const child = spawn(process.execPath, [cliPath, ...args], { env: { ...sharedEnv, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } })
+    children.add(child)
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+    child.stdin.end(input)
+    const [code] = await once(child, 'close') as [number | null]
+    children.delete(child)
+    return { code, stdout, stderr, ms: performance.now() - started }
+  }
+
+  const migrated = await cli(['migrate'])
+  if (migrated.code !== 0) throw new Error(`meridian migrate failed: ${migrated.stderr}`)
+
+  const errorLog = join(directory, 'error.log')
+  const nginxErrorLog = () => existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : ''
+  const replicas: Replica[] = []
+  for (let index = 0; index < replicaCount; index++) {
+    const host = `${network}.${3 + index}`
+    const endpoint = { host, port: await freePort(host) }
+    const env = { ...sharedEnv, HOST: host, PORT: String(endpoint.port) }
+    replicas.push(new Replica(index, endpoint, env, join(directory, `replica-${index}.log`), options.readyTimeoutMs ?? 30_000))
+  }
+  cleanups.push(async () => {
+    await Promise.all(replicas.map(async (replica) => { if (replica.running) await replica.stop('SIGTERM', 15_000) }))
+  })
+  const startReplica = async (index: number) => {
+    const replica = replicas[index]
+    if (replica === undefined) throw new Error(`no replica ${index}`)
+    await replica.start()
+    children.add(replica.child as ChildProcess)
+  }
+  cleanups.push(() => {
+    if (t.passing()) return
+    for (const replica of replicas) t.comment(`replica ${replica.index} (${replica.endpoint.host}:${replica.endpoint.port}), last lines:\n${replica.logTail()}`)
+    t.comment(`nginx error log:\n${nginxErrorLog().trimEnd().split('\n').slice(-20).join('\n')}`)
+  })
+  await Promise.all(replicas.map(async (replica) => { await startReplica(replica.index) }))
+
+  const balancer = { host: balancerHost, port: await freePort(balancerHost) }
+  const configFile = join(directory, 'nginx.conf')
+  const writeConfig = (text: string) => {
+    writeFileSync(configFile, templateNginxConfig(text, balancer, replicas.map((r) => r.endpoint), directory))
+  }
+  writeConfig(options.nginxConfig ?? readFileSync(deployNginxConfigPath, 'utf8'))
+  const nginx = spawn(NGINX, ['-p', directory, '-c', configFile, '-g', `daemon off; pid ${join(directory, 'nginx.pid')}; error_log ${errorLog} notice;`], { stdio: ['ignore', 'ignore', 'pipe'] })
+  children.add(nginx)
+  let nginxStderr = ''
+  nginx.stderr?.on('data', (chunk: Buffer) => { nginxStderr += chunk.toString() })
+  cleanups.push(async () => {
+    if (isRunning(nginx)) nginx.kill('SIGQUIT')
+    await exitOf(nginx, 5000)
+  })
+  const listenDeadline = performance.now() + 10_000
+  while (!await acceptsConnections(balancer)) {
+    if (!isRunning(nginx) || performance.now() > listenDeadline) {
+      throw new Error(`nginx did not start: ${nginxStderr}${nginxErrorLog()}`)
+    }
+    await sleep(20)
+  }
+
+  const clientAddress = `${network}.10`
+  const request = async (path: string, requestOptions: RequestOptions = {}) =>
+    await httpRequest(balancer, path, { from: clientAddress, agent, ...requestOptions })
+  const requestReplica = async (index: number, path: string, requestOptions: RequestOptions = {}) => {
+    const replica = replicas[index]
+    if (replica === undefined) throw new Error(`no replica ${index}`)
+    return await httpRequest(replica.endpoint, path, { from: clientAddress, agent, ...requestOptions })
+  }
+
+  return {
+    balancer,
+    clientAddress,
+    otherClientAddresses: Array.from({ length: 9 }, (_, i) => `${network}.${11 + i}`),
+    replicas,
+    databaseUrl,
+    redisUrl,
+    jwtSecret,
+    replicaEnv: sharedEnv,
+    directory,
+    request,
+    requestReplica,
+    cli,
+    async addUser (username, password, extra = []) {
+      const added = await cli(['user', 'add', '--username', username, ...extra], `${password}\n`)
+      if (added.code !== 0) throw new Error(`meridian user add ${username} failed: ${added.stderr}`)
+    },
+    async login (username, password, on) {
+      const options = { form: { username, password } }
+      const answer = on === undefined ? await request('/api/auth/login', options) : await requestReplica(on, '/api/auth/login', options)
+      if (answer.status !== 200) throw new Error(`login as ${username} answered ${answer.status}: ${answer.body}`)
+      return answer.json()
+    },
+    async stopReplica (index, signal) {
+      const replica = replicas[index]
+      if (replica === undefined) throw new Error(`no replica ${index}`)
+      return await replica.stop(signal)
+    },
+    startReplica,
+    async reloadBalancer (config) {
+      if (config !== undefined) writeConfig(config)
+      const before = nginxErrorLog().split('\n').length
+      nginx.kill('SIGHUP')
+      // nginx has no "reloaded" signal back: wait until the new workers say they started.
+      const deadline = performance.now() + 5000
+      while (performance.now() < deadline) {
+        if (/start worker process/.test(nginxErrorLog().split('\n').slice(before - 1).join('\n'))) return
+        await sleep(20)
+      }
+      throw new Error(`nginx did not reload: ${nginxErrorLog()}`)
+    },
+    nginxErrorLog
+  }
+}

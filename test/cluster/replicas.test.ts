@@ -1,0 +1,190 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import t, { type Test } from 'tap'
+import { clusterTestSkip, startCluster, type Cluster } from './harness.js'
+
+/** The contract's bound for a revocation to hold on every replica. */
+const REVOCATION_BOUND_MS = 1000
+/** How long `online` may take to show on another replica (writes of `last_seen` may be batched). */
+const ONLINE_BOUND_MS = 3000
+
+const listPath = (token: string) => `/api/user/list?per_page=100&access_token=${encodeURIComponent(token)}`
+
+/**
+ * Polls replica `index` with `token` until it is refused; resolves to the time of the first
+ * refusal (performance.now()), or rejects after `giveUpMs`.
+ */
+async function firstRefusal (cluster: Cluster, index: number, token: string, giveUpMs: number): Promise<number> {
+  const deadline = performance.now() + giveUpMs
+  while (performance.now() < deadline) {
+    const answer = await cluster.requestReplica(index, listPath(token))
+    if (answer.status === 403) return performance.now()
+    if (answer.status !== 200) throw new Error(`replica ${index} answered ${answer.status}: ${answer.body}`)
+    await sleep(20)
+  }
+  throw new Error(`replica ${index} still accepted the token after ${giveUpMs} ms`)
+}
+
+t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestSkip }, async (t) => {
+  const started = performance.now()
+  const cluster = await startCluster(t)
+  t.comment(`cluster ready in ${Math.round(performance.now() - started)} ms: nginx ${cluster.balancer.host}:${cluster.balancer.port}, ` +
+    `replicas ${cluster.replicas.map((r) => `${r.endpoint.host}:${r.endpoint.port}`).join(', ')}, client ${cluster.clientAddress}`)
+  const { replicas } = cluster
+
+  await t.test('the balancer serves the API and keeps /metrics to itself', async (t) => {
+    const sun = await cluster.request('/api/date/suninfo?timestamp=1700000000&latitude=51.4779&longitude=-0.0015')
+    t.equal(sun.status, 200, sun.body)
+    t.match(sun.headers['content-type'], /^application\/json/)
+    for (const path of ['/metrics', '/metrics/', '//metrics', '/%6Detrics']) {
+      const metrics = await cluster.request(path)
+      t.equal(metrics.status, 404, `${path} is not proxied`)
+      t.same(metrics.json(), { error: { code: 404, message: 'Not found' } })
+    }
+  })
+
+  await t.test('a token minted by one replica works on every other', async (t) => {
+    await cluster.addUser('token-user', 'token-password')
+    for (const minter of replicas) {
+      const { access_token: token } = await cluster.login('token-user', 'token-password', minter.index)
+      for (const other of replicas) {
+        const page = await cluster.requestReplica(other.index, listPath(token))
+        t.equal(page.status, 200, `minted by replica ${minter.index}, accepted by replica ${other.index}`)
+      }
+    }
+  })
+
+  await t.test('refresh on one replica, use on another', async (t) => {
+    await cluster.addUser('refresh-user', 'refresh-password')
+    const { refresh_token: refreshToken } = await cluster.login('refresh-user', 'refresh-password', 0)
+    for (const refresher of replicas) {
+      const refreshed = await cluster.requestReplica(refresher.index, '/api/auth/refresh', { form: { refresh_token: refreshToken } })
+      t.equal(refreshed.status, 200, `refresh token minted by replica 0 accepted by replica ${refresher.index}`)
+      const { access_token: token } = refreshed.json()
+      for (const user of replicas) {
+        t.equal((await cluster.requestReplica(user.index, listPath(token))).status, 200,
+          `access token refreshed on replica ${refresher.index}, used on replica ${user.index}`)
+      }
+    }
+  })
+
+  /** Runs `revoke` with the CLI and measures when each replica refuses an earlier token. */
+  async function revocationDelays (t: Test, username: string, password: string, revoke: string[], input: string) {
+    const pair = await cluster.login(username, password)
+    for (const replica of replicas) {
+      t.equal((await cluster.requestReplica(replica.index, listPath(pair.access_token))).status, 200, `replica ${replica.index} accepts the token before`)
+    }
+    const refusals = replicas.map(async (replica) => await firstRefusal(cluster, replica.index, pair.access_token, 10_000))
+    const revoked = await cluster.cli(revoke, input)
+    const cliExitedAt = performance.now()
+    t.equal(revoked.code, 0, revoked.stderr)
+    const delays = (await Promise.all(refusals)).map((at) => Math.max(0, at - cliExitedAt))
+    t.comment(`${revoke.slice(0, 2).join(' ')}: refused by ${delays.map((ms, index) => `replica ${index} ${ms.toFixed(0)} ms`).join(', ')} after the CLI exited (CLI took ${revoked.ms.toFixed(0)} ms)`)
+    for (const [index, ms] of delays.entries()) t.ok(ms <= REVOCATION_BOUND_MS, `replica ${index} refused it within 1 s (${ms.toFixed(0)} ms)`)
+    for (const replica of replicas) {
+      const refreshed = await cluster.requestReplica(replica.index, '/api/auth/refresh', { form: { refresh_token: pair.refresh_token } })
+      t.equal(refreshed.status, 400, `replica ${replica.index} refuses the refresh token too`)
+    }
+  }
+
+  await t.test('a password change made with the CLI is refused by every replica within 1 s', async (t) => {
+    await cluster.addUser('passwd-user', 'old-password')
+    await revocationDelays(t, 'passwd-user', 'old-password', ['user', 'passwd', 'passwd-user'], 'new-password\n')
+    for (const replica of replicas) {
+      const oldPassword = await cluster.requestReplica(replica.index, '/api/auth/login', { form: { username: 'passwd-user', password: 'old-password' } })
+      t.equal(oldPassword.status, 403, `replica ${replica.index} refuses the old password`)
+    }
+    t.equal((await cluster.request('/api/auth/login', { form: { username: 'passwd-user', password: 'new-password' } })).status, 200, 'the new password logs in')
+  })
+
+  await t.test('a removal made with the CLI is refused by every replica within 1 s', async (t) => {
+    await cluster.addUser('removed-user', 'removed-password')
+    await revocationDelays(t, 'removed-user', 'removed-password', ['user', 'remove', 'removed-user'], '')
+    for (const replica of replicas) {
+      const login = await cluster.requestReplica(replica.index, '/api/auth/login', { form: { username: 'removed-user', password: 'removed-password' } })
+      t.equal(login.status, 403, `replica ${replica.index} no longer logs the user in`)
+    }
+  })
+
+  await t.test('failed logins for one username are counted across replicas', async (t) => {
+    await cluster.addUser('guessed-user', 'guessed-password')
+    // Its own client address, so the per-address count of the other tests is untouched.
+    const from = cluster.otherClientAddresses[0] as string
+    const attempt = async (index: number, password: string) =>
+      await cluster.requestReplica(index, '/api/auth/login', { from, form: { username: 'guessed-user', password } })
+    const statuses: number[] = []
+    let throttled
+    for (let n = 0; n < 10; n++) {
+      const answer = await attempt(n % replicas.length, `wrong-${n}`)
+      statuses.push(answer.status)
+      if (answer.status === 429) { throttled = answer; break }
+    }
+    t.comment(`per username, alternating replicas: ${statuses.join(' ')}`)
+    t.same(statuses, [403, 403, 403, 403, 403, 429], 'five failures spread over the replicas, then 429 (the limit is 5 per username)')
+    t.match(throttled?.headers['retry-after'], /^\d+$/, 'with Retry-After')
+    t.same(throttled?.json(), { error: { code: 429, message: 'Too many requests' } })
+    for (const replica of replicas) {
+      t.equal((await attempt(replica.index, 'guessed-password')).status, 429, `replica ${replica.index} throttles even the right password`)
+    }
+  })
+
+  await t.test('failed logins per client address are counted through the balancer, whatever X-Forwarded-For the client sends', async (t) => {
+    await cluster.addUser('address-user', 'address-password')
+    // Client addresses of their own: no earlier test has counted a failure against them.
+    const attacker = cluster.otherClientAddresses[1] as string
+    const bystander = cluster.otherClientAddresses[2] as string
+    // Each guess names another user (the per-username limit never trips) and claims another
+    // client address, one of them the bystander's.
+    const statuses: number[] = []
+    let throttled
+    for (let n = 0; n < 30; n++) {
+      const spoofed = n === 0 ? bystander : `198.51.100.${n}, 127.0.1.${100 + n}`
+      const answer = await cluster.request('/api/auth/login', {
+        from: attacker,
+        headers: { 'x-forwarded-for': spoofed },
+        form: { username: `nobody-${n}`, password: 'guess' }
+      })
+      statuses.push(answer.status)
+      if (answer.status === 429) { throttled = answer; break }
+    }
+    const failures = statuses.filter((status) => status === 403).length
+    t.comment(`per address through nginx with a spoofed X-Forwarded-For on every request: ${failures} failures (403), then ${statuses.at(-1)} with Retry-After ${String(throttled?.headers['retry-after'])}`)
+    t.equal(failures, 20, 'the limit of 20 failures per client address holds')
+    t.equal(throttled?.status, 429, 'the next attempt is throttled')
+    const rightPassword = { form: { username: 'address-user', password: 'address-password' } }
+    t.equal((await cluster.request('/api/auth/login', { from: attacker, ...rightPassword })).status, 429, 'the throttled address cannot log in at all')
+    for (const replica of replicas) {
+      const direct = await cluster.requestReplica(replica.index, '/api/auth/login', { from: attacker, headers: { 'x-forwarded-for': bystander }, ...rightPassword })
+      t.equal(direct.status, 429, `replica ${replica.index} reached directly ignores X-Forwarded-For from anyone but nginx`)
+    }
+
+    const bystanderGuess = await cluster.request('/api/auth/login', { from: bystander, form: { username: 'nobody-else', password: 'guess' } })
+    t.equal(bystanderGuess.status, 403, 'another client address is counted apart (its failure is its first)')
+    t.equal((await cluster.request('/api/auth/login', { from: bystander, ...rightPassword })).status, 200, 'and it logs in')
+  })
+
+  await t.test('online seen by one replica shows in a list served by another', async (t) => {
+    await cluster.addUser('online-user', 'online-password')
+    await cluster.addUser('observer', 'observer-password')
+    const { access_token: observerToken } = await cluster.login('observer', 'observer-password', 1)
+    const onlineOnReplica1 = async () => {
+      const page = await cluster.requestReplica(1, listPath(observerToken))
+      if (page.status !== 200) throw new Error(`replica 1 answered ${page.status}: ${page.body}`)
+      const user = (page.json().data as Array<{ name: string, online: boolean }>).find((u) => u.name === 'online-user')
+      if (user === undefined) throw new Error('online-user is not listed')
+      return user.online
+    }
+    t.equal(await onlineOnReplica1(), false, 'a user never seen is offline')
+    await cluster.login('online-user', 'online-password', 0)
+    const seenAt = performance.now()
+    let online = await onlineOnReplica1()
+    while (!online && performance.now() - seenAt < ONLINE_BOUND_MS) {
+      await sleep(50)
+      online = await onlineOnReplica1()
+    }
+    const delay = performance.now() - seenAt
+    t.comment(`online after a login on replica 0: shown by replica 1 after ${delay.toFixed(0)} ms`)
+    t.ok(online, `replica 1 lists the user online within ${ONLINE_BOUND_MS} ms`)
+  })
+
+  t.comment(`cluster test took ${((performance.now() - started) / 1000).toFixed(1)} s`)
+})
