@@ -36,11 +36,12 @@ function isRealDate (text: string): boolean {
   return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text)
 }
 
-async function withStore<T> (action: (store: UserStore) => Promise<T>): Promise<T> {
+/** Opens the store with its schema up to date; `action` also learns which migrations this applied. */
+async function withStore<T> (action: (store: UserStore, applied: string[]) => Promise<T>): Promise<T> {
   const store = UserStore.open(readEnv().DATABASE_URL)
   try {
-    await store.migrate()
-    return await action(store)
+    const applied = await store.migrate()
+    return await action(store, applied)
   } finally {
     await store.close()
   }
@@ -99,7 +100,7 @@ async function run (argv: string[]): Promise<string | undefined> {
       return undefined
     }
     case 'migrate': {
-      const applied = await withStore(async (store) => await store.migrate())
+      const applied = await withStore(async (_store, applied) => applied)
       return applied.length === 0 ? 'database schema is up to date' : `applied ${applied.join(', ')}`
     }
     case 'openapi': {

@@ -80,6 +80,7 @@ t.test('migrate is idempotent', async (t) => {
   const env = { DATABASE_URL: testConfig(t).DATABASE_URL }
   const first = await meridian(['migrate'], env)
   t.equal(first.status, 0, first.stderr)
+  t.equal(first.stdout, 'applied 0001_users\n', 'the first run says what it applied')
   const second = await meridian(['migrate'], env)
   t.equal(second.status, 0)
   t.match(second.stdout, 'up to date')

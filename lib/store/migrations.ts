@@ -38,6 +38,13 @@ class InlineMigrations implements MigrationProvider {
   }
 }
 
+/**
+ * Safe when several processes start at once on one PostgreSQL database (replicas, `meridian
+ * migrate`): Kysely's Postgres adapter runs the pending migrations in one transaction under a
+ * session advisory lock, re-reading what was applied once it holds the lock, and it tolerates
+ * another process creating its bookkeeping tables first. test/cluster/concurrent-migrate.test.ts
+ * holds any Kysely upgrade to that.
+ */
 export async function migrateToLatest (db: Kysely<any>, dialect: Dialect): Promise<string[]> {
   const migrator = new Migrator({ db, provider: new InlineMigrations(dialect) })
   const { error, results } = await migrator.migrateToLatest()
