@@ -1,0 +1,153 @@
+/**
+ * deploy/compose.yaml cannot be run here (no Docker engine), so it is held to what can be
+ * checked: the Compose specification's own JSON schema (test/cluster/compose-spec.json, copied
+ * from github.com/compose-spec/compose-spec, schema/compose-spec.json at 170098b, Apache-2.0),
+ * and agreement with the repository: the files it names exist, config.ts accepts the replicas'
+ * environment, and deploy/nginx.conf balances exactly its replicas. The nginx file itself runs
+ * in test/cluster/replicas.test.ts.
+ */
+import { spawnSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { BlockList, isIPv4 } from 'node:net'
+import { join, resolve } from 'node:path'
+import { Ajv } from 'ajv'
+import t from 'tap'
+import YAML from 'yaml'
+import { ConfigError, ConfigSchema, readEnv } from '../../config.js'
+import { deployNginxConfigPath, repositoryRoot } from './harness.js'
+
+const deployDirectory = join(repositoryRoot, 'deploy')
+const composeFile = join(deployDirectory, 'compose.yaml')
+const composeText = readFileSync(composeFile, 'utf8')
+const nginxText = readFileSync(deployNginxConfigPath, 'utf8')
+
+interface Service {
+  image?: string
+  build?: { context: string, dockerfile?: string }
+  command?: string[]
+  environment?: Record<string, string>
+  depends_on?: Record<string, { condition: string }>
+  networks?: string[] | Record<string, { ipv4_address?: string } | null>
+  volumes?: string[]
+  ports?: string[]
+  healthcheck?: { test: string[] }
+}
+interface Compose {
+  services: Record<string, Service>
+  networks: Record<string, { ipam?: { config?: Array<{ subnet?: string }> } }>
+}
+
+// Compose reads YAML merge keys (`<<: *anchor`), which YAML 1.2 leaves out by default.
+const compose = YAML.parse(composeText, { merge: true }) as Compose
+const services = Object.entries(compose.services)
+/** Services that run the image's own command, `serve`. */
+const replicas = services.filter(([, service]) => service.build !== undefined && service.command === undefined)
+const migrations = services.filter(([, service]) => service.command?.includes('migrate') === true)
+
+/** What `docker compose` would substitute, with stand-ins for the operator's secrets. */
+function interpolate (value: string): string {
+  const standIns: Record<string, string> = { JWT_SECRET: 'x'.repeat(48), POSTGRES_PASSWORD: 'stand-in-password' }
+  return value.replace(/\$\{(\w+)(:?[-?][^}]*)?\}/g, (_match, name: string) => {
+    const standIn = standIns[name]
+    if (standIn === undefined) throw new Error(`compose.yaml uses \${${name}}, which this test has no stand-in for`)
+    return standIn
+  })
+}
+
+const addressOn = (service: Service, network: string): string | undefined =>
+  Array.isArray(service.networks) ? undefined : service.networks?.[network]?.ipv4_address ?? undefined
+
+t.test('deploy/compose.yaml is valid under the Compose specification schema', async (t) => {
+  const schema = JSON.parse(readFileSync(join(repositoryRoot, 'test', 'cluster', 'compose-spec.json'), 'utf8'))
+  // The schema names its draft by an https URL Ajv does not register; its formats (durations
+  // such as 10s) are Compose's own, not JSON Schema's.
+  const validate = new Ajv({ strict: false, allErrors: true, validateSchema: false, validateFormats: false }).compile(schema)
+  t.ok(validate(compose), 'valid', { errors: validate.errors })
+
+  const misspelt = structuredClone(compose) as any
+  misspelt.services.nginx.healthcheck.intervall = '5s'
+  t.notOk(validate(misspelt), 'a misspelt key is caught (the check is not vacuous)')
+  const unknownCondition = structuredClone(compose) as any
+  unknownCondition.services.nginx.depends_on['meridian-1'].condition = 'service_ready'
+  t.notOk(validate(unknownCondition), 'an unknown start condition is caught')
+})
+
+t.test('what it refers to exists', async (t) => {
+  for (const [name, service] of services) {
+    if (service.build !== undefined) {
+      const dockerfile = resolve(deployDirectory, service.build.context, service.build.dockerfile ?? 'Dockerfile')
+      t.equal(dockerfile, join(repositoryRoot, 'Dockerfile'), `${name} is built from the repository's Dockerfile`)
+      t.ok(existsSync(dockerfile), `${name}: ${dockerfile} exists`)
+    }
+    for (const volume of service.volumes ?? []) {
+      const [source = ''] = volume.split(':')
+      if (source.startsWith('.') || source.startsWith('/')) t.ok(existsSync(resolve(deployDirectory, source)), `${name} mounts ${source}, which exists`)
+    }
+    for (const dependency of Object.keys(service.depends_on ?? {})) {
+      t.ok(compose.services[dependency] !== undefined, `${name} depends on ${dependency}, which is a service`)
+    }
+  }
+  const nginxMounts = compose.services.nginx?.volumes ?? []
+  t.ok(nginxMounts.some((volume) => volume.startsWith('./nginx.conf:/etc/nginx/nginx.conf')), 'nginx runs deploy/nginx.conf')
+})
+
+t.test('the replicas share one environment that config.ts accepts', async (t) => {
+  t.ok(replicas.length >= 2, `two or more replicas (${replicas.map(([name]) => name).join(', ')})`)
+  const known = Object.keys(ConfigSchema.properties)
+  const [, first] = replicas[0] ?? []
+  for (const [name, service] of [...replicas, ...migrations]) {
+    const environment = service.environment ?? {}
+    for (const variable of Object.keys(environment)) t.ok(known.includes(variable), `${name}: ${variable} is read by config.ts`)
+    for (const variable of ['JWT_SECRET', 'DATABASE_URL', 'REDIS_URL', 'TRUST_PROXY']) {
+      t.equal(environment[variable], first?.environment?.[variable], `${name}: ${variable} is the same as every replica's`)
+    }
+    const interpolated = Object.fromEntries(Object.entries(environment).map(([key, value]) => [key, interpolate(value)]))
+    // The image sets NODE_ENV=production, under which a missing JWT_SECRET is refused too.
+    t.doesNotThrow(() => readEnv({ NODE_ENV: 'production', ...interpolated }), `${name}: config.ts accepts the environment`)
+  }
+  t.throws(() => readEnv({ NODE_ENV: 'production', ...first?.environment, JWT_SECRET: 'short' }), ConfigError, 'and would refuse a short JWT_SECRET')
+  t.equal(migrations.length, 1, 'one service applies the schema')
+})
+
+t.test('the schema is applied first and nginx starts once the replicas are healthy', async (t) => {
+  const [migrationName, migration] = migrations[0] ?? []
+  t.equal(migration?.depends_on?.postgres?.condition, 'service_healthy', 'migrate waits for PostgreSQL')
+  for (const [name, service] of replicas) {
+    t.equal(service.depends_on?.[migrationName as string]?.condition, 'service_completed_successfully', `${name} starts after the schema is applied`)
+    t.equal(service.depends_on?.redis?.condition, 'service_healthy', `${name} starts once Redis answers`)
+    t.match(service.healthcheck?.test.join(' '), /\/health\/ready/, `${name} is healthy when /health/ready answers`)
+    t.equal(compose.services.nginx?.depends_on?.[name]?.condition, 'service_healthy', `nginx waits for ${name}`)
+  }
+})
+
+t.test('deploy/nginx.conf balances exactly the replicas, and TRUST_PROXY names nginx', async (t) => {
+  const imagePort = /^ENV .*\bPORT=(\d+)/m.exec(readFileSync(join(repositoryRoot, 'Dockerfile'), 'utf8'))?.[1]
+  t.ok(imagePort, 'the Dockerfile sets PORT')
+  const upstream = /upstream\s+meridian\s*\{([^}]*)\}/.exec(nginxText)?.[1] ?? ''
+  const servers = [...upstream.matchAll(/^\s*server\s+([^\s;]+)/gm)].map((match) => match[1])
+  t.same(servers.sort(), replicas.map(([name]) => `${name}:${imagePort}`).sort(), 'one upstream server per replica, on the image port')
+
+  const listen = /^\s*listen\s+(\d+)\s*;/m.exec(nginxText)?.[1]
+  t.ok(compose.services.nginx?.ports?.some((port) => port.endsWith(`:${listen}`)), `the published port reaches nginx's listen port ${listen}`)
+
+  const [networkName, network] = Object.entries(compose.networks)[0] ?? []
+  const subnet = network?.ipam?.config?.[0]?.subnet ?? ''
+  const [subnetAddress = '', prefix = ''] = subnet.split('/')
+  const inSubnet = new BlockList()
+  inSubnet.addSubnet(subnetAddress, Number(prefix))
+  const nginxAddress = addressOn(compose.services.nginx as Service, networkName as string)
+  t.ok(nginxAddress !== undefined && isIPv4(nginxAddress) && inSubnet.check(nginxAddress), `nginx has a fixed address in ${subnet}`)
+  const replicaAddresses = replicas.map(([, service]) => addressOn(service, networkName as string))
+  t.ok(replicaAddresses.every((address) => address !== undefined && inSubnet.check(address)), 'so has every replica (nginx resolves their names once)')
+  t.equal(new Set([nginxAddress, ...replicaAddresses]).size, replicas.length + 1, 'all distinct')
+  for (const [name, service] of replicas) t.equal(service.environment?.TRUST_PROXY, nginxAddress, `${name} trusts nginx's address, and only it`)
+})
+
+const hasComposePlugin = spawnSync('docker', ['compose', 'version'], { stdio: 'ignore' }).status === 0
+t.test('docker compose config accepts it', { skip: hasComposePlugin ? false : 'skipped: the docker compose plugin is not installed' }, async (t) => {
+  const result = spawnSync('docker', ['compose', '-f', composeFile, 'config', '--quiet'], {
+    env: { ...process.env, JWT_SECRET: 'x'.repeat(48), POSTGRES_PASSWORD: 'stand-in-password' },
+    encoding: 'utf8'
+  })
+  t.equal(result.status, 0, result.stderr)
+})
