@@ -332,6 +332,7 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
   })
 
   if (!existsSync(cliPath)) throw new Error('dist/cli.js is missing: run `npm run build` (npm test does it first)')
+  if (!existsSync(NGINX)) throw new Error(`nginx is not at ${NGINX}: apt-get install nginx, or set NGINX to its path`)
 
   const directory = mkdtempSync(join(tmpdir(), 'meridian-cluster-'))
   // nginx started as root runs its workers as nobody, who must reach the temporary files.
