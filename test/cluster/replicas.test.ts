@@ -186,5 +186,18 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
     t.ok(online, `replica 1 lists the user online within ${ONLINE_BOUND_MS} ms`)
   })
 
+  await t.test('with every replica stopped, the balancer answers 503 with the error body', async (t) => {
+    for (const replica of replicas) {
+      const exit = await cluster.stopReplica(replica.index)
+      t.same([exit.code, exit.signal], [0, null], `replica ${replica.index} exits 0 on SIGTERM (${exit.ms.toFixed(0)} ms)`)
+    }
+    for (const path of ['/api/date/suninfo?timestamp=0&latitude=0&longitude=0', '/api/auth/login']) {
+      const answer = await cluster.request(path, path.endsWith('login') ? { form: { username: 'u', password: 'p' } } : {})
+      t.equal(answer.status, 503, path)
+      t.match(answer.headers['content-type'], /^application\/json/)
+      t.same(answer.json(), { error: { code: 503, message: 'Service unavailable' } })
+    }
+  })
+
   t.comment(`cluster test took ${((performance.now() - started) / 1000).toFixed(1)} s`)
 })
