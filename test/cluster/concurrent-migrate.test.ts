@@ -1,23 +1,13 @@
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { once } from 'node:events'
 import t from 'tap'
 import pg from 'pg'
-import { cliPath } from './harness.js'
+import { runMeridian } from './harness.js'
 
 const postgresUrl = process.env.TEST_DATABASE_URL
 const PROCESSES = 5
 const ROUNDS = 5
 
-async function migrate (databaseUrl: string): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  const child = spawn(process.execPath, [cliPath, 'migrate'], { env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl } })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  const [code] = await once(child, 'close') as [number | null]
-  return { code, stdout, stderr }
-}
+const migrate = async (databaseUrl: string) => await runMeridian(['migrate'], { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl })
 
 t.test(`${PROCESSES} \`meridian migrate\` at once on a fresh PostgreSQL database, ${ROUNDS} times`, {
   skip: postgresUrl === undefined ? 'PostgreSQL tests skipped: set TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres) to run them' : false

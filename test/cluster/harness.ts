@@ -131,6 +131,21 @@ export async function httpRequest (target: Endpoint, path: string, options: Requ
   })
 }
 
+/** `node dist/cli.js …args` with exactly `env`, `input` on stdin; `children` holds it while it runs. */
+export async function runMeridian (args: string[], env: Record<string, string>, input = '', children?: Set<ChildProcess>): Promise<CliResult> {
+  const started = performance.now()
+  const child = spawn(process.execPath, [cliPath, ...args], { env })
+  children?.add(child)
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  child.stdin.end(input)
+  const [code] = await once(child, 'close') as [number | null]
+  children?.delete(child)
+  return { code, stdout, stderr, ms: performance.now() - started }
+}
+
 /** A port nothing listens on at `host` right now. */
 export async function freePort (host: string): Promise<number> {
   const server = createServer()
@@ -372,19 +387,8 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
   const agent = new http.Agent({ keepAlive: true })
   cleanups.push(() => { agent.destroy() })
 
-  async function cli (args: string[], input = ''): Promise<CliResult> {
-    const started = performance.now()
-    const child = spawn(process.execPath, [cliPath, ...args], { env: { ...sharedEnv, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } })
-    children.add(child)
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-    child.stdin.end(input)
-    const [code] = await once(child, 'close') as [number | null]
-    children.delete(child)
-    return { code, stdout, stderr, ms: performance.now() - started }
-  }
+  const cli = async (args: string[], input = '') =>
+    await runMeridian(args, { ...sharedEnv, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl }, input, children)
 
   const migrated = await cli(['migrate'])
   if (migrated.code !== 0) throw new Error(`meridian migrate failed: ${migrated.stderr}`)
