@@ -24,6 +24,45 @@ async function firstRefusal (cluster: Cluster, index: number, token: string, giv
   throw new Error(`replica ${index} still accepted the token after ${giveUpMs} ms`)
 }
 
+/**
+ * Twenty failed logins through the balancer from one client address, each claiming other
+ * addresses in X-Forwarded-For, then 429 for that address only.
+ */
+async function throttlesPerClientAddress (t: Test, cluster: Cluster): Promise<void> {
+  await cluster.addUser('address-user', 'address-password')
+  // Client addresses of their own: no earlier test has counted a failure against them.
+  const attacker = cluster.otherClientAddresses[1] as string
+  const bystander = cluster.otherClientAddresses[2] as string
+  // Each guess names another user (the per-username limit never trips) and claims to come from
+  // elsewhere: the bystander, the balancer itself, a chain, or nonsense.
+  const claims = [bystander, cluster.balancer.host, `${cluster.balancer.host}, ${bystander}`, 'unknown']
+  const statuses: number[] = []
+  let throttled
+  for (let n = 0; n < 30; n++) {
+    const answer = await cluster.request('/api/auth/login', {
+      from: attacker,
+      headers: { 'x-forwarded-for': claims[n] ?? `198.51.100.${n}, 127.0.1.${100 + n}` },
+      form: { username: `nobody-${n}`, password: 'guess' }
+    })
+    statuses.push(answer.status)
+    if (answer.status === 429) { throttled = answer; break }
+  }
+  const failures = statuses.filter((status) => status === 403).length
+  t.comment(`per address through nginx with a spoofed X-Forwarded-For on every request: ${failures} failures (403), then ${statuses.at(-1)} with Retry-After ${String(throttled?.headers['retry-after'])}`)
+  t.equal(failures, 20, 'the limit of 20 failures per client address holds')
+  t.equal(throttled?.status, 429, 'the next attempt is throttled')
+  const rightPassword = { form: { username: 'address-user', password: 'address-password' } }
+  t.equal((await cluster.request('/api/auth/login', { from: attacker, ...rightPassword })).status, 429, 'the throttled address cannot log in at all')
+  for (const replica of cluster.replicas) {
+    const direct = await cluster.requestReplica(replica.index, '/api/auth/login', { from: attacker, headers: { 'x-forwarded-for': bystander }, ...rightPassword })
+    t.equal(direct.status, 429, `replica ${replica.index} reached directly ignores X-Forwarded-For from anyone but nginx`)
+  }
+
+  const bystanderGuess = await cluster.request('/api/auth/login', { from: bystander, form: { username: 'nobody-else', password: 'guess' } })
+  t.equal(bystanderGuess.status, 403, 'another client address is counted apart (its failure is its first)')
+  t.equal((await cluster.request('/api/auth/login', { from: bystander, ...rightPassword })).status, 200, 'and it logs in')
+}
+
 t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestSkip }, async (t) => {
   const started = performance.now()
   const cluster = await startCluster(t)
@@ -128,38 +167,7 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
   })
 
   await t.test('failed logins per client address are counted through the balancer, whatever X-Forwarded-For the client sends', async (t) => {
-    await cluster.addUser('address-user', 'address-password')
-    // Client addresses of their own: no earlier test has counted a failure against them.
-    const attacker = cluster.otherClientAddresses[1] as string
-    const bystander = cluster.otherClientAddresses[2] as string
-    // Each guess names another user (the per-username limit never trips) and claims another
-    // client address, one of them the bystander's.
-    const statuses: number[] = []
-    let throttled
-    for (let n = 0; n < 30; n++) {
-      const spoofed = n === 0 ? bystander : `198.51.100.${n}, 127.0.1.${100 + n}`
-      const answer = await cluster.request('/api/auth/login', {
-        from: attacker,
-        headers: { 'x-forwarded-for': spoofed },
-        form: { username: `nobody-${n}`, password: 'guess' }
-      })
-      statuses.push(answer.status)
-      if (answer.status === 429) { throttled = answer; break }
-    }
-    const failures = statuses.filter((status) => status === 403).length
-    t.comment(`per address through nginx with a spoofed X-Forwarded-For on every request: ${failures} failures (403), then ${statuses.at(-1)} with Retry-After ${String(throttled?.headers['retry-after'])}`)
-    t.equal(failures, 20, 'the limit of 20 failures per client address holds')
-    t.equal(throttled?.status, 429, 'the next attempt is throttled')
-    const rightPassword = { form: { username: 'address-user', password: 'address-password' } }
-    t.equal((await cluster.request('/api/auth/login', { from: attacker, ...rightPassword })).status, 429, 'the throttled address cannot log in at all')
-    for (const replica of replicas) {
-      const direct = await cluster.requestReplica(replica.index, '/api/auth/login', { from: attacker, headers: { 'x-forwarded-for': bystander }, ...rightPassword })
-      t.equal(direct.status, 429, `replica ${replica.index} reached directly ignores X-Forwarded-For from anyone but nginx`)
-    }
-
-    const bystanderGuess = await cluster.request('/api/auth/login', { from: bystander, form: { username: 'nobody-else', password: 'guess' } })
-    t.equal(bystanderGuess.status, 403, 'another client address is counted apart (its failure is its first)')
-    t.equal((await cluster.request('/api/auth/login', { from: bystander, ...rightPassword })).status, 200, 'and it logs in')
+    await throttlesPerClientAddress(t, cluster)
   })
 
   await t.test('online seen by one replica shows in a list served by another', async (t) => {
@@ -200,4 +208,27 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
   })
 
   t.comment(`cluster test took ${((performance.now() - started) / 1000).toFixed(1)} s`)
+})
+
+/** nginx as commonly configured: the client's X-Forwarded-For kept, nginx's peer appended. */
+const STOCK_NGINX_CONFIG = `
+events {}
+http {
+  upstream meridian {
+    server replica:3000;
+  }
+  server {
+    listen 80;
+    location / {
+      proxy_pass http://meridian;
+      proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+    }
+  }
+}
+`
+
+t.test('behind an nginx that appends to X-Forwarded-For, a spoofed entry does not escape the count either', { skip: clusterTestSkip }, async (t) => {
+  const cluster = await startCluster(t, { nginxConfig: STOCK_NGINX_CONFIG })
+  await throttlesPerClientAddress(t, cluster)
 })
