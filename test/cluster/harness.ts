@@ -185,22 +185,22 @@ function isRunning (child: ChildProcess | undefined): boolean {
  * those under /var by default).
  */
 export function templateNginxConfig (text: string, balancer: Endpoint, replicas: Endpoint[], directory: string): string {
-  const upstream = /(upstream\s+meridian\s*\{)([^}]*)(\})/.exec(text)
+  // Comments go first, so that only directives are matched.
+  let templated = text.replace(/#[^\n]*/g, '')
+  const upstream = /upstream\s+meridian\s*\{([^}]*)\}/.exec(templated)
   if (upstream === null) throw new Error('the nginx configuration has no `upstream meridian { … }` block')
-  const serverLine = /^([ \t]*)server\s+\S+?(\s[^;]*)?;[ \t]*$/gm
-  const lines = [...(upstream[2] as string).matchAll(serverLine)]
-  if (lines.length === 0) throw new Error('`upstream meridian` has no `server` line')
-  const indent = lines[0]?.[1] ?? '  '
-  const servers = replicas.map((replica, index) => {
-    const parameters = (lines[Math.min(index, lines.length - 1)]?.[2] ?? '').trimEnd()
-    return `${indent}server ${replica.host}:${replica.port}${parameters};`
-  })
-  const otherLines = (upstream[2] as string).replace(serverLine, '').replace(/\n\s*\n/g, '\n')
-  let templated = text.replace(upstream[0], `${upstream[1]}\n${servers.join('\n')}${otherLines}${upstream[3]}`)
+  const serverDirective = /(?<![\w-])server\s+[^\s;]+([^;]*);/g
+  const parameters = [...(upstream[1] as string).matchAll(serverDirective)].map((match) => (match[1] as string).trimEnd())
+  if (parameters.length === 0) throw new Error('`upstream meridian` has no `server`')
+  const servers = replicas.map((replica, index) =>
+    `  server ${replica.host}:${replica.port}${parameters[Math.min(index, parameters.length - 1)] as string};`)
+  const otherDirectives = (upstream[1] as string).replace(serverDirective, '').trim()
+  templated = templated.replace(upstream[0], () => `upstream meridian {\n${servers.join('\n')}\n  ${otherDirectives}\n}`)
 
-  const listens = templated.match(/^\s*listen\s+[^;]+;/gm) ?? []
+  const listen = /(?<![\w-])listen\s+[^\s;]+([^;]*);/g
+  const listens = templated.match(listen) ?? []
   if (listens.length !== 1) throw new Error(`the nginx configuration needs exactly one \`listen\`, not ${listens.length}`)
-  templated = templated.replace(/^(\s*listen\s+)\S+?((\s[^;]*)?;)/m, `$1${balancer.host}:${balancer.port}$2`)
+  templated = templated.replace(listen, (_directive, listenParameters: string) => `listen ${balancer.host}:${balancer.port}${listenParameters};`)
 
   const files = [
     // On one machine the kernel would pick 127.0.0.1 to reach the replicas; a balancer of its own
@@ -209,7 +209,9 @@ export function templateNginxConfig (text: string, balancer: Endpoint, replicas:
     `access_log ${join(directory, 'access.log')};`,
     ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `${kind}_temp_path ${join(directory, `${kind}_temp`)};`)
   ]
-  return templated.replace(/^(\s*http\s*\{)/m, `$1\n  # Added by the cluster test: this run's own files.\n  ${files.join('\n  ')}\n`)
+  const http = /(?<![\w-])http\s*\{/
+  if (!http.test(templated)) throw new Error('the nginx configuration has no `http { … }` block')
+  return templated.replace(http, (block) => `${block}\n  ${files.join('\n  ')}\n`)
 }
 
 export class Replica {
