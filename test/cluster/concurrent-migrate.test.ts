@@ -1,43 +1,75 @@
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import t from 'tap'
 import pg from 'pg'
-import { runMeridian } from './harness.js'
+import { freePort, Replica, runMeridian } from './harness.js'
 
 const postgresUrl = process.env.TEST_DATABASE_URL
+const skip = postgresUrl === undefined ? 'PostgreSQL tests skipped: set TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres) to run them' : false
 const PROCESSES = 5
 const ROUNDS = 5
 
-const migrate = async (databaseUrl: string) => await runMeridian(['migrate'], { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl })
-
-t.test(`${PROCESSES} \`meridian migrate\` at once on a fresh PostgreSQL database, ${ROUNDS} times`, {
-  skip: postgresUrl === undefined ? 'PostgreSQL tests skipped: set TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres) to run them' : false
-}, async (t) => {
+/** Runs `use` on a database of its own, created empty and dropped afterwards. */
+async function withFreshDatabase (use: (databaseUrl: string) => Promise<void>): Promise<void> {
   const admin = new pg.Client({ connectionString: postgresUrl })
   await admin.connect()
-  t.teardown(async () => { await admin.end() })
+  const name = `meridian_migrate_${randomBytes(6).toString('hex')}`
+  await admin.query(`CREATE DATABASE ${name}`)
+  try {
+    await use(Object.assign(new URL(postgresUrl as string), { pathname: `/${name}` }).toString())
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await admin.end()
+  }
+}
 
+/** The migrations recorded, in order, and whether the users table exists. */
+async function schemaOf (databaseUrl: string): Promise<{ recorded: string[], usersTables: number }> {
+  const database = new pg.Client({ connectionString: databaseUrl })
+  await database.connect()
+  try {
+    const { rows } = await database.query<{ name: string }>('SELECT name FROM kysely_migration ORDER BY name')
+    const { rows: tables } = await database.query<{ count: string }>("SELECT count(*) FROM pg_tables WHERE tablename = 'users'")
+    return { recorded: rows.map((row) => row.name), usersTables: Number(tables[0]?.count) }
+  } finally {
+    await database.end()
+  }
+}
+
+t.test(`${PROCESSES} \`meridian migrate\` at once on a fresh PostgreSQL database, ${ROUNDS} times`, { skip }, async (t) => {
   for (let round = 1; round <= ROUNDS; round++) {
-    const name = `meridian_migrate_${randomBytes(6).toString('hex')}`
-    await admin.query(`CREATE DATABASE ${name}`)
-    try {
-      const databaseUrl = Object.assign(new URL(postgresUrl as string), { pathname: `/${name}` }).toString()
-      const runs = await Promise.all(Array.from({ length: PROCESSES }, async () => await migrate(databaseUrl)))
+    await withFreshDatabase(async (databaseUrl) => {
+      const runs = await Promise.all(Array.from({ length: PROCESSES }, async () =>
+        await runMeridian(['migrate'], { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl })))
       t.same(runs.map((run) => run.code), Array(PROCESSES).fill(0), `round ${round}: every process exits 0`, { stderr: runs.map((run) => run.stderr).join('') })
       t.equal(runs.filter((run) => run.stdout === 'applied 0001_users\n').length, 1, `round ${round}: one process applies the migration`)
       t.equal(runs.filter((run) => run.stdout === 'database schema is up to date\n').length, PROCESSES - 1, `round ${round}: the others find it applied`)
+      t.same(await schemaOf(databaseUrl), { recorded: ['0001_users'], usersTables: 1 }, `round ${round}: the migration is recorded once`)
+    })
+  }
+})
 
-      const database = new pg.Client({ connectionString: databaseUrl })
-      await database.connect()
+t.test('replicas started together on a fresh PostgreSQL database migrate it once and all become ready, 3 times', { skip }, async (t) => {
+  const directory = mkdtempSync(join(tmpdir(), 'meridian-migrate-'))
+  t.teardown(() => { rmSync(directory, { recursive: true, force: true }) })
+  for (let round = 1; round <= 3; round++) {
+    await withFreshDatabase(async (databaseUrl) => {
+      const replicas = await Promise.all([0, 1, 2].map(async (index) => {
+        const host = '127.0.1.3'
+        const port = await freePort(host)
+        const env = { PATH: process.env.PATH ?? '', NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(48), DATABASE_URL: databaseUrl, HOST: host, PORT: String(port), LOG_LEVEL: 'warn' }
+        return new Replica(index, { host, port }, env, join(directory, `round-${round}-replica-${index}.log`), 30_000)
+      }))
       try {
-        const { rows } = await database.query<{ name: string }>('SELECT name FROM kysely_migration ORDER BY name')
-        t.same(rows.map((row) => row.name), ['0001_users'], `round ${round}: the migration is recorded once`)
-        const { rows: tables } = await database.query<{ count: string }>("SELECT count(*) FROM pg_tables WHERE tablename = 'users'")
-        t.equal(tables[0]?.count, '1', `round ${round}: the users table exists`)
+        const starts = await Promise.allSettled(replicas.map(async (replica) => { await replica.start() }))
+        t.same(starts.map((start) => start.status === 'fulfilled' ? 'ready' : String(start.reason)), ['ready', 'ready', 'ready'], `round ${round}: every replica is ready`)
+        t.same(await schemaOf(databaseUrl), { recorded: ['0001_users'], usersTables: 1 }, `round ${round}: the migration is recorded once`)
       } finally {
-        await database.end()
+        const exits = await Promise.all(replicas.filter((replica) => replica.running).map(async (replica) => await replica.stop()))
+        t.ok(exits.every((exit) => exit.code === 0), `round ${round}: every replica exits 0 on SIGTERM`)
       }
-    } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    }
+    })
   }
 })
