@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import pg from 'pg'
+import { onExit } from 'signal-exit'
 import type { Test } from 'tap'
 
 export const CLUSTER_TEST_SKIP_REASON = 'skipped: set MERIDIAN_CLUSTER_TEST=1 (needs PostgreSQL, Redis, nginx)'
@@ -144,6 +145,11 @@ export async function runMeridian (args: string[], env: Record<string, string>, 
   const [code] = await once(child, 'close') as [number | null]
   children?.delete(child)
   return { code, stdout, stderr, ms: performance.now() - started }
+}
+
+/** Starts a Node script that outlives this process (for clean-up as it exits). */
+function runNodeDetached (script: string, args: string[]): void {
+  spawn(process.execPath, ['-e', script, ...args], { cwd: repositoryRoot, detached: true, stdio: 'ignore' }).unref()
 }
 
 /** A port nothing listens on at `host` right now. */
@@ -334,9 +340,22 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
   const runId = randomBytes(6).toString('hex')
   const cleanups: Array<() => Promise<void> | void> = []
   const children = new Set<ChildProcess>()
-  // If the test process itself is killed (tap's timeout), no server outlives it.
-  const killChildren = () => { for (const child of children) if (isRunning(child)) child.kill('SIGKILL') }
-  process.once('exit', killChildren)
+  const replicas: Replica[] = []
+  /**
+   * If the test process ends before the teardown has run (tap's timeout, a signal), what can be
+   * done at once is done: servers killed, files removed, and a detached process drops the
+   * database and empties the Redis db after this one is gone.
+   */
+  const lastResort: Array<() => void> = [() => {
+    for (const child of [...children, ...replicas.map((replica) => replica.child)]) if (child !== undefined && isRunning(child)) child.kill('SIGKILL')
+  }]
+  const removeExitHook = onExit(() => {
+    for (const undo of lastResort) {
+      try {
+        undo()
+      } catch {}
+    }
+  })
   t.teardown(async () => {
     for (const cleanup of cleanups.reverse()) {
       try {
@@ -345,7 +364,7 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
         t.comment(`cluster clean-up: ${String(error)}`)
       }
     }
-    process.removeListener('exit', killChildren)
+    removeExitHook()
   })
 
   if (!existsSync(cliPath)) throw new Error('dist/cli.js is missing: run `npm run build` (npm test does it first)')
@@ -354,7 +373,9 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
   const directory = mkdtempSync(join(tmpdir(), 'meridian-cluster-'))
   // nginx started as root runs its workers as nobody, who must reach the temporary files.
   chmodSync(directory, 0o755)
-  cleanups.push(() => { rmSync(directory, { recursive: true, force: true }) })
+  const removeDirectory = () => { rmSync(directory, { recursive: true, force: true }) }
+  cleanups.push(removeDirectory)
+  lastResort.push(removeDirectory)
 
   const admin = new pg.Client({ connectionString: postgresBaseUrl })
   await admin.connect()
@@ -364,12 +385,18 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
     await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`)
     await admin.end()
   })
+  lastResort.push(() => {
+    runNodeDetached("const c = new (require('pg').Client)({ connectionString: process.argv[1] }); c.connect().then(() => c.query(`DROP DATABASE IF EXISTS ${process.argv[2]} WITH (FORCE)`)).finally(() => c.end())", [postgresBaseUrl, databaseName])
+  })
   const databaseUrl = Object.assign(new URL(postgresBaseUrl), { pathname: `/${databaseName}` }).toString()
 
   const { url: redisUrl, redis } = await claimRedisDb(redisBaseUrl, runId)
   cleanups.push(async () => {
     await redis.flushdb()
     await redis.quit()
+  })
+  lastResort.push(() => {
+    runNodeDetached("const r = new (require('ioredis').Redis)(process.argv[1]); r.flushdb().finally(() => r.quit())", [redisUrl])
   })
 
   const via = (url: string, endpoint: Endpoint | undefined): string =>
@@ -397,7 +424,6 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
 
   const errorLog = join(directory, 'error.log')
   const nginxErrorLog = () => existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : ''
-  const replicas: Replica[] = []
   for (let index = 0; index < replicaCount; index++) {
     const host = `${network}.${3 + index}`
     const endpoint = { host, port: await freePort(host) }
@@ -411,7 +437,6 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
     const replica = replicas[index]
     if (replica === undefined) throw new Error(`no replica ${index}`)
     await replica.start()
-    children.add(replica.child as ChildProcess)
   }
   cleanups.push(() => {
     if (t.passing()) return
