@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { clusterTestSkip, startCluster, type Cluster } from './harness.js'
@@ -22,6 +23,27 @@ async function firstRefusal (cluster: Cluster, index: number, token: string, giv
     await sleep(20)
   }
   throw new Error(`replica ${index} still accepted the token after ${giveUpMs} ms`)
+}
+
+/** IPv4 address and port as /proc/net/tcp writes them: little-endian hex. */
+function procNetTcpEndpoint (host: string, port: number): string {
+  const address = Buffer.from(host.split('.').map(Number)).readUInt32LE().toString(16).toUpperCase().padStart(8, '0')
+  return `${address}:${port.toString(16).toUpperCase().padStart(4, '0')}`
+}
+
+/**
+ * Local ports of the TCP connections from nginx to any replica, open or in TIME_WAIT (a
+ * connection closed after one request stays listed there for a minute).
+ */
+function balancerConnections (cluster: Cluster): Set<string> {
+  const balancerAddress = procNetTcpEndpoint(cluster.balancer.host, 0).slice(0, 8)
+  const replicas = new Set(cluster.replicas.map((replica) => procNetTcpEndpoint(replica.endpoint.host, replica.endpoint.port)))
+  const ports = new Set<string>()
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const [, local = '', remote = ''] = line.trim().split(/\s+/)
+    if (local.startsWith(`${balancerAddress}:`) && replicas.has(remote)) ports.add(local)
+  }
+  return ports
 }
 
 /**
@@ -79,6 +101,16 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
       t.equal(metrics.status, 404, `${path} is not proxied`)
       t.same(metrics.json(), { error: { code: 404, message: 'Not found' } })
     }
+  })
+
+  await t.test('nginx keeps its connections to the replicas open between requests', async (t) => {
+    const before = balancerConnections(cluster)
+    const statuses = new Set<number>()
+    for (let n = 0; n < 40; n++) statuses.add((await cluster.request('/api/date/suninfo?timestamp=1700000000&latitude=0&longitude=0')).status)
+    t.same([...statuses], [200], 'every request answered')
+    const opened = [...balancerConnections(cluster)].filter((port) => !before.has(port)).length
+    t.comment(`40 requests through nginx opened ${opened} connections to the replicas`)
+    t.ok(opened <= 8, 'a few connections serve them all (keepalive), not one per request')
   })
 
   await t.test('a token minted by one replica works on every other', async (t) => {
