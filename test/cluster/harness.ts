@@ -34,6 +34,28 @@ const NGINX = process.env.NGINX ?? '/usr/sbin/nginx'
 export const postgresBaseUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 export const redisBaseUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
+/**
+ * nginx as commonly configured, none of deploy/nginx.conf's choices: no keep-alive to the
+ * replicas, nginx's default retries and failure counting, the client's X-Forwarded-For kept and
+ * nginx's peer appended.
+ */
+export const STOCK_NGINX_CONFIG = `
+events {}
+http {
+  upstream meridian {
+    server replica:3000;
+  }
+  server {
+    listen 80;
+    location / {
+      proxy_pass http://meridian;
+      proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+    }
+  }
+}
+`
+
 export interface Endpoint { host: string, port: number }
 
 export interface ClusterOptions {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { clusterTestSkip, startCluster, type Cluster } from './harness.js'
+import { clusterTestSkip, startCluster, STOCK_NGINX_CONFIG, type Cluster } from './harness.js'
 
 /** The contract's bound for a revocation to hold on every replica. */
 const REVOCATION_BOUND_MS = 1000
@@ -241,24 +241,6 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
 
   t.comment(`cluster test took ${((performance.now() - started) / 1000).toFixed(1)} s`)
 })
-
-/** nginx as commonly configured: the client's X-Forwarded-For kept, nginx's peer appended. */
-const STOCK_NGINX_CONFIG = `
-events {}
-http {
-  upstream meridian {
-    server replica:3000;
-  }
-  server {
-    listen 80;
-    location / {
-      proxy_pass http://meridian;
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-    }
-  }
-}
-`
 
 t.test('behind an nginx that appends to X-Forwarded-For, a spoofed entry does not escape the count either', { skip: clusterTestSkip }, async (t) => {
   const cluster = await startCluster(t, { nginxConfig: STOCK_NGINX_CONFIG })
