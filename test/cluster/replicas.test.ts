@@ -109,7 +109,7 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
     for (let n = 0; n < 40; n++) statuses.add((await cluster.request('/api/date/suninfo?timestamp=1700000000&latitude=0&longitude=0')).status)
     t.same([...statuses], [200], 'every request answered')
     const opened = [...balancerConnections(cluster)].filter((port) => !before.has(port)).length
-    t.comment(`40 requests through nginx opened ${opened} connections to the replicas`)
+    t.comment(`40 requests through nginx opened ${opened} new connection(s) to the replicas`)
     t.ok(opened <= 8, 'a few connections serve them all (keepalive), not one per request')
   })
 
