@@ -9,14 +9,14 @@ const Status = Type.Object({ status: Type.Literal('ok') }, { additionalPropertie
 /** Probes for the orchestrator: live while the process runs, ready while the database answers. */
 export default fp(async function health (fastify: FastifyInstance) {
   fastify.get('/health/live', {
-    schema: { tags: ['operations'], summary: 'The process runs', response: { 200: Status } },
+    schema: { tags: ['operations'], operationId: 'getLiveness', security: [], summary: 'The process runs', response: { 200: Status } },
     // A stalled event loop is overload, not death: liveness must not tell the orchestrator
     // to restart a process that is merely busy (under-pressure lets the request through).
     config: { pressureHandler: () => undefined }
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get('/health/ready', {
-    schema: { tags: ['operations'], summary: 'The database answers', response: { 200: Status, ...errorResponses(503) } }
+    schema: { tags: ['operations'], operationId: 'getReadiness', security: [], summary: 'The database answers', response: { 200: Status, ...errorResponses(503) } }
   }, async (request) => {
     try {
       await fastify.store.ping()

@@ -10,6 +10,8 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post('/api/auth/login', {
     schema: {
       tags: ['auth'],
+      operationId: 'login',
+      security: [],
       summary: 'Trade a username and password for an access and a refresh token',
       description: 'Wrong password and unknown username answer alike. Repeated failures per username ' +
         'or per client address answer 429 with Retry-After.',

@@ -10,6 +10,8 @@ const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post('/api/auth/refresh', {
     schema: {
       tags: ['auth'],
+      operationId: 'refreshToken',
+      security: [],
       summary: 'Trade a refresh token for a new access token',
       description: 'No new refresh token is issued: log in again when the refresh token expires.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],

@@ -7,6 +7,8 @@ const suninfo: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/api/date/suninfo', {
     schema: {
       tags: ['sun'],
+      operationId: 'getSunInfo',
+      security: [],
       summary: 'Sunrise, sunset, transit and twilights of one day at one place',
       description: 'The day is the local mean solar day at the given longitude (UTC + longitude/15 h, ' +
         'midnight to midnight) that contains `timestamp`. Sunrise and sunset put the Sun\'s centre ' +

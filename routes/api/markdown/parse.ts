@@ -6,6 +6,8 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post('/api/markdown/parse', {
     schema: {
       tags: ['markdown'],
+      operationId: 'renderMarkdown',
+      security: [],
       summary: 'Render Markdown to HTML that is safe to embed',
       description: 'CommonMark plus GitHub tables and strikethrough, rendered with markdown-it. Raw ' +
         'HTML in the input is escaped, never passed through; links and images whose scheme is ' +

@@ -22,6 +22,7 @@ const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options
   fastify.get(LIST_PATH, {
     schema: {
       tags: ['users'],
+      operationId: 'listUsers',
       summary: 'One page of the user directory, in id order',
       security: [{ accessToken: [] }],
       querystring: UserListQuery,
