@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { Int32 } from './common.js'
 
 export const LoginRequest = Type.Object({
   username: Type.String({ minLength: 1, maxLength: 128 }),
@@ -12,7 +13,7 @@ export const RefreshRequest = Type.Object({
 export type RefreshRequest = Static<typeof RefreshRequest>
 
 const AccessToken = Type.String({ description: 'Send as the access_token query parameter' })
-const ExpiresIn = Type.Integer({ minimum: 1, description: 'Seconds until the access token expires' })
+const ExpiresIn = Int32({ minimum: 1, description: 'Seconds until the access token expires' })
 
 export const TokenPair = Type.Object({
   access_token: AccessToken,

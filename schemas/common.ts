@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import { Type, type IntegerOptions, type Static, type TInteger, type TSchema, type TUnsafe } from '@sinclair/typebox'
 
 /**
  * A `$ref` to a named schema (one with a stable `$id`) that keeps the schema's static type,
@@ -9,10 +9,22 @@ export function ref<T extends TSchema> (schema: T): TUnsafe<Static<T>> {
   return Type.Unsafe<Static<T>>(Type.Ref(`${schema.$id}#`))
 }
 
+/**
+ * Integers with the format typed generators need to pick their width: UNIX seconds and anything
+ * that may pass 2^31 (a page number may go to 2^53 − 1) are int64; small bounded counts are int32.
+ */
+export function Int64 (options: IntegerOptions = {}): TInteger {
+  return Type.Integer({ format: 'int64', ...options })
+}
+
+export function Int32 (options: IntegerOptions = {}): TInteger {
+  return Type.Integer({ format: 'int32', ...options })
+}
+
 export const ErrorBody = Type.Object(
   {
     error: Type.Object({
-      code: Type.Integer({ description: 'The HTTP status of the response', minimum: 400, maximum: 599 }),
+      code: Int32({ description: 'The HTTP status of the response', minimum: 400, maximum: 599 }),
       message: Type.String({ description: 'Short English description of the failure' })
     }, { additionalProperties: false })
   },
@@ -28,6 +40,6 @@ export function errorResponses<const C extends readonly number[]> (...codes: C):
 /** The statuses any route can answer whatever its own logic: bad input, failure, overload. */
 export const commonErrors = [400, 500, 503] as const
 
-export const Page = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1, description: 'Page number, from 1' })
-export const PerPage = Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Users per page' })
+export const Page = Int64({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1, description: 'Page number, from 1' })
+export const PerPage = Int32({ minimum: 1, maximum: 100, default: 20, description: 'Users per page' })
 export const AccessTokenParam = Type.String({ description: 'Access token from /api/auth/login', minLength: 1 })

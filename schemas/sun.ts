@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { Int64 } from './common.js'
 
 /**
  * Supported timestamps: years 0001 to 9999 (proleptic Gregorian, UTC), the range of a four-digit
@@ -12,7 +13,7 @@ export const MIN_SUPPORTED_TIMESTAMP = -62_135_596_800
 export const MAX_SUPPORTED_TIMESTAMP = 253_402_300_799
 
 export const SunInfoQuery = Type.Object({
-  timestamp: Type.Integer({
+  timestamp: Int64({
     minimum: MIN_SUPPORTED_TIMESTAMP,
     maximum: MAX_SUPPORTED_TIMESTAMP,
     description: 'UNIX seconds (negative before 1970): the answer is for the local mean solar day ' +
@@ -33,7 +34,7 @@ export const SunInfoQuery = Type.Object({
 export type SunInfoQuery = Static<typeof SunInfoQuery>
 
 function eventTime (description: string) {
-  return Type.Union([Type.Integer(), Type.Null()], {
+  return Type.Union([Int64(), Type.Null()], {
     description: `${description} UNIX seconds, rounded; null when it does not happen in that day.`
   })
 }
@@ -52,7 +53,7 @@ export const SunEventTimes = Type.Object({
 
 export const SunInfo = Type.Object({
   meta: Type.Object({
-    timestamp: Type.Integer({ description: 'The requested instant, as sent' }),
+    timestamp: Int64({ description: 'The requested instant, as sent' }),
     latitude: Type.Number({ description: 'The requested latitude, as sent' }),
     longitude: Type.Number({ description: 'The requested longitude, as sent' })
   }, { additionalProperties: false }),

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Page, PerPage, ref } from './common.js'
+import { Int32, Int64, Page, PerPage, ref } from './common.js'
 
 export const User = Type.Object({
   id: Type.String({ pattern: '^[0-9]+$', description: 'Numeric id, as a string' }),
@@ -7,7 +7,7 @@ export const User = Type.Object({
   birthdate: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD' }),
   gender: Type.String(),
   short_desc: Type.String(),
-  age: Type.Integer({ minimum: 0, description: 'Whole years from birthdate to today (UTC)' }),
+  age: Int32({ minimum: 0, description: 'Whole years from birthdate to today (UTC)' }),
   online: Type.Boolean({ description: 'Active within the last ONLINE_WINDOW seconds' })
 }, { $id: 'User', additionalProperties: false })
 
@@ -18,10 +18,10 @@ export const UserListQuery = Type.Object({
 
 export const UserPage = Type.Object({
   meta: Type.Object({
-    count_total: Type.Integer({ minimum: 0 }),
-    count_loaded: Type.Integer({ minimum: 0 }),
-    current_page: Type.Integer({ minimum: 1 }),
-    total_pages: Type.Integer({ minimum: 0 })
+    count_total: Int64({ minimum: 0 }),
+    count_loaded: Int32({ minimum: 0 }),
+    current_page: Int64({ minimum: 1 }),
+    total_pages: Int64({ minimum: 0 })
   }, { additionalProperties: false }),
   data: Type.Array(ref(User)),
   links: Type.Array(Type.String(), {
