@@ -4,19 +4,19 @@ import fp from 'fastify-plugin'
 import { HttpError } from './errors.js'
 import { errorResponses } from '../schemas/common.js'
 
-const Status = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false })
+const Status = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false, examples: [{ status: 'ok' }] })
 
 /** Probes for the orchestrator: live while the process runs, ready while the database answers. */
 export default fp(async function health (fastify: FastifyInstance) {
   fastify.get('/health/live', {
-    schema: { tags: ['operations'], operationId: 'getLiveness', security: [], summary: 'The process runs', response: { 200: Status } },
+    schema: { tags: ['operations'], operationId: 'getLiveness', security: [], summary: 'The process runs', response: { 200: Status, ...errorResponses([400, 500]) } },
     // A stalled event loop is overload, not death: liveness must not tell the orchestrator
     // to restart a process that is merely busy (under-pressure lets the request through).
     config: { pressureHandler: () => undefined }
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get('/health/ready', {
-    schema: { tags: ['operations'], operationId: 'getReadiness', security: [], summary: 'The database answers', response: { 200: Status, ...errorResponses(503) } }
+    schema: { tags: ['operations'], operationId: 'getReadiness', security: [], summary: 'The database answers', response: { 200: Status, ...errorResponses([400, 500, 503], { 503: 'Database unavailable' }) } }
   }, async (request) => {
     try {
       await fastify.store.ping()

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
+import { type OpenApiDocument, withOperationExamples } from '../lib/openapi-examples.js'
 import { namedSchemas } from '../schemas/index.js'
 
 /**
@@ -17,9 +18,12 @@ export default fp(async function openapi (fastify: FastifyInstance, options: { v
       info: {
         title: 'Meridian',
         version: options.version,
+        license: { name: 'Proprietary' },
         description: 'Token login, a paged user directory, sun event times and Markdown-to-HTML. ' +
           'Every non-2xx response has the body {"error":{"code","message"}} with code equal to the status.'
       },
+      // Relative: the document is right wherever the service is served (behind any host name).
+      servers: [{ url: '/', description: 'The service that serves this document' }],
       components: {
         securitySchemes: {
           accessToken: { type: 'apiKey', in: 'query', name: 'access_token', description: 'From /api/auth/login' }
@@ -33,6 +37,9 @@ export default fp(async function openapi (fastify: FastifyInstance, options: { v
         { name: 'operations', description: 'Health probes' }
       ]
     },
+    transformObject: (document) => 'openapiObject' in document
+      ? withOperationExamples(document.openapiObject as OpenApiDocument)
+      : document.swaggerObject,
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`
     }

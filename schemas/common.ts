@@ -1,12 +1,12 @@
-import { Type, type IntegerOptions, type Static, type TInteger, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import { Type, type IntegerOptions, type SchemaOptions, type Static, type TInteger, type TSchema, type TUnsafe } from '@sinclair/typebox'
 
 /**
  * A `$ref` to a named schema (one with a stable `$id`) that keeps the schema's static type,
  * so routes and the type provider see the real shape while OpenAPI shows one named component.
  */
-export function ref<T extends TSchema> (schema: T): TUnsafe<Static<T>> {
+export function ref<T extends TSchema> (schema: T, options: SchemaOptions = {}): TUnsafe<Static<T>> {
   if (typeof schema.$id !== 'string') throw new TypeError('ref() needs a schema with an $id')
-  return Type.Unsafe<Static<T>>(Type.Ref(`${schema.$id}#`))
+  return Type.Unsafe<Static<T>>(Type.Ref(`${schema.$id}#`, options))
 }
 
 /**
@@ -32,9 +32,31 @@ export const ErrorBody = Type.Object(
 )
 export type ErrorBody = Static<typeof ErrorBody>
 
-/** The response map entries for the given error statuses, all of the one ErrorBody shape. */
-export function errorResponses<const C extends readonly number[]> (...codes: C): { [K in C[number]]: TUnsafe<ErrorBody> } {
-  return Object.fromEntries(codes.map((code) => [code, ref(ErrorBody)])) as { [K in C[number]]: TUnsafe<ErrorBody> }
+/** What the service answers for each error status, where a route does not say more precisely. */
+const errorMessages: Readonly<Record<number, string>> = {
+  400: 'Invalid request',
+  403: 'Forbidden',
+  404: 'Not found',
+  413: 'Body too large',
+  415: 'Unsupported media type',
+  429: 'Too many requests',
+  500: 'Internal server error',
+  503: 'Service unavailable'
+}
+
+/**
+ * The response map entries for the given error statuses, all of the one ErrorBody shape, each
+ * described by its message: the route's own (`messages`) or the usual one. The OpenAPI document
+ * makes each description the message of that response's example (plugins/openapi.ts).
+ */
+export function errorResponses<const C extends readonly number[]> (
+  codes: C,
+  messages: Partial<Record<C[number], string>> = {}
+): { [K in C[number]]: TUnsafe<ErrorBody> } {
+  return Object.fromEntries(codes.map((code: C[number]) => {
+    const message = messages[code] ?? errorMessages[code] ?? 'Error'
+    return [code, ref(ErrorBody, { description: message })]
+  })) as { [K in C[number]]: TUnsafe<ErrorBody> }
 }
 
 /** The statuses any route can answer whatever its own logic: bad input, failure, overload. */

@@ -8,7 +8,11 @@ export const MarkdownRequest = Type.Object({
       `at most ${MAX_MARKDOWN_LENGTH} characters (and the body at most BODY_LIMIT bytes).`,
     examples: ['# Title\n\nSome *emphasis*, a [link](https://example.com) and `code`.']
   })
-}, { $id: 'MarkdownRequest', description: 'JSON only (`Content-Type: application/json`)' })
+}, {
+  $id: 'MarkdownRequest',
+  description: 'JSON only (`Content-Type: application/json`)',
+  examples: [{ markdown: '# Hello\n\nSome *emphasis* and a [link](https://example.com).' }]
+})
 export type MarkdownRequest = Static<typeof MarkdownRequest>
 
 export const MarkdownHtml = Type.Object({
@@ -16,5 +20,9 @@ export const MarkdownHtml = Type.Object({
     description: 'HTML safe to insert into a page: no raw HTML from the input, no script-capable ' +
       'URL; empty for an empty source.'
   })
-}, { $id: 'MarkdownHtml', additionalProperties: false })
+}, {
+  $id: 'MarkdownHtml',
+  additionalProperties: false,
+  examples: [{ data: '<h1>Hello</h1>\n<p>Some <em>emphasis</em> and a <a href="https://example.com">link</a>.</p>\n' }]
+})
 export type MarkdownHtml = Static<typeof MarkdownHtml>

@@ -61,6 +61,21 @@ export const SunInfo = Type.Object({
 }, {
   $id: 'SunInfo',
   additionalProperties: false,
-  description: 'Sun events of the local mean solar day (UTC + longitude/15 h) containing the timestamp'
+  description: 'Sun events of the local mean solar day (UTC + longitude/15 h) containing the timestamp',
+  // Greenwich, 14 November 2023.
+  examples: [{
+    meta: { timestamp: 1700000000, latitude: 51.4779, longitude: -0.0015 },
+    data: {
+      sunrise: 1699946139,
+      sunset: 1699978352,
+      transit: 1699962263,
+      civil_twilight_begin: 1699943932,
+      civil_twilight_end: 1699980557,
+      nautical_twilight_begin: 1699941497,
+      nautical_twilight_end: 1699982990,
+      astronomical_twilight_begin: 1699939142,
+      astronomical_twilight_end: 1699985343
+    }
+  }]
 })
 export type SunInfo = Static<typeof SunInfo>

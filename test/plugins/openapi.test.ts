@@ -28,6 +28,50 @@ t.test('/openapi.json is the OpenAPI 3 document of every route', async (t) => {
   t.same(sun.parameters.map((p: { name: string }) => p.name).sort(), ['latitude', 'longitude', 'timestamp'])
 })
 
+t.test('operations have SDK-friendly ids, say which are public, and UNIX seconds are int64', async (t) => {
+  const app = await build(t)
+  const document = (await app.inject({ url: '/openapi.json' })).json()
+  const operations = Object.entries(document.paths as Record<string, Record<string, { operationId: string, security: unknown[], summary: string }>>)
+    .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, ...operation })))
+  t.same(Object.fromEntries(operations.map((operation) => [operation.key, operation.operationId])), {
+    'POST /api/auth/login': 'login',
+    'POST /api/auth/refresh': 'refreshToken',
+    'GET /api/user/list': 'listUsers',
+    'GET /api/date/suninfo': 'getSunInfo',
+    'POST /api/markdown/parse': 'renderMarkdown',
+    'GET /health/live': 'getLiveness',
+    'GET /health/ready': 'getReadiness'
+  })
+  for (const operation of operations) {
+    t.ok(operation.summary, `${operation.key} has a summary`)
+    t.same(operation.security, operation.operationId === 'listUsers' ? [{ accessToken: [] }] : [], `${operation.key} security`)
+  }
+  const sun = document.paths['/api/date/suninfo'].get
+  t.equal(sun.parameters.find((p: { name: string }) => p.name === 'timestamp').schema.format, 'int64')
+  const sunInfo = document.components.schemas.SunInfo.properties
+  t.equal(sunInfo.meta.properties.timestamp.format, 'int64')
+  for (const [name, field] of Object.entries(sunInfo.data.properties as Record<string, { format: string, nullable: boolean }>)) {
+    t.same([field.format, field.nullable], ['int64', true], `${name} is a nullable int64`)
+  }
+})
+
+t.test('every request and response of every operation has an example', async (t) => {
+  const app = await build(t)
+  const document = (await app.inject({ url: '/openapi.json' })).json()
+  for (const [path, methods] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(methods)) {
+      for (const [type, media] of Object.entries(operation.requestBody?.content ?? {}) as Array<[string, { example?: unknown }]>) {
+        t.ok(media.example, `${method} ${path} request ${type}`)
+      }
+      for (const [status, response] of Object.entries(operation.responses) as Array<[string, { description: string, content: Record<string, { example?: any }> }]>) {
+        const example = response.content['application/json']?.example
+        t.ok(example, `${method} ${path} ${status}`)
+        if (Number(status) >= 400) t.same(example, { error: { code: Number(status), message: response.description } })
+      }
+    }
+  }
+})
+
 t.test('/docs serves a page to read and try the API', async (t) => {
   const app = await build(t)
   const response = await app.inject({ url: '/docs' })

@@ -17,7 +17,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
         'or per client address answer 429 with Retry-After.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: ref(LoginRequest),
-      response: { 200: ref(TokenPair), ...errorResponses(...commonErrors, 403, 413, 415, 429) }
+      response: { 200: ref(TokenPair), ...errorResponses([...commonErrors, 403, 413, 415, 429], { 400: 'username is required', 403: 'Invalid credentials' }) }
     }
   }, async (request) => {
     const { username, password } = request.body

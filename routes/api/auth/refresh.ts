@@ -16,7 +16,7 @@ const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
       description: 'No new refresh token is issued: log in again when the refresh token expires.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: ref(RefreshRequest),
-      response: { 200: ref(AccessTokenGrant), ...errorResponses(...commonErrors, 413, 415) }
+      response: { 200: ref(AccessTokenGrant), ...errorResponses([...commonErrors, 413, 415], { 400: REFRESH_TOKEN_REFUSED }) }
     },
     preValidation: fastify.tokenGuard('refresh',
       (request) => (request.body as Record<string, unknown> | undefined)?.refresh_token,

@@ -17,7 +17,7 @@ const suninfo: FastifyPluginAsyncTypebox = async (fastify) => {
         'events after it, all inside the day; an event that does not happen there (polar day or ' +
         'night, a twilight that lasts all night) is null. No token needed.',
       querystring: SunInfoQuery,
-      response: { 200: ref(SunInfo), ...errorResponses(...commonErrors) }
+      response: { 200: ref(SunInfo), ...errorResponses(commonErrors, { 400: 'latitude must be <= 90' }) }
     }
   }, async (request) => {
     const { timestamp, latitude, longitude } = request.query

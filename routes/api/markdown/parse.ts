@@ -16,7 +16,7 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
         'at most BODY_LIMIT bytes (413). 503 with Retry-After while too much Markdown is already ' +
         'being rendered. No token needed.',
       body: ref(MarkdownRequest),
-      response: { 200: ref(MarkdownHtml), ...errorResponses(...commonErrors, 413, 415) }
+      response: { 200: ref(MarkdownHtml), ...errorResponses([...commonErrors, 413, 415], { 400: 'markdown is required' }) }
     }
   }, async (request) => ({ data: await fastify.markdown.render(request.body.markdown) }))
 }

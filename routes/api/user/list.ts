@@ -3,6 +3,7 @@ import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
 import { UserListQuery, UserPage } from '../../../schemas/user.js'
 import { ageOn, isOnline, linkedPages, pageWindow, totalPages } from '../../../lib/users.js'
 import type { UserRecord } from '../../../lib/store/user-store.js'
+import { ACCESS_TOKEN_REFUSED } from '../../../plugins/tokens.js'
 
 const DEFAULT_PER_PAGE = 20
 const LIST_PATH = '/api/user/list'
@@ -26,7 +27,7 @@ const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options
       summary: 'One page of the user directory, in id order',
       security: [{ accessToken: [] }],
       querystring: UserListQuery,
-      response: { 200: ref(UserPage), ...errorResponses(...commonErrors, 403) }
+      response: { 200: ref(UserPage), ...errorResponses([...commonErrors, 403], { 400: 'page must be >= 1', 403: ACCESS_TOKEN_REFUSED }) }
     },
     preValidation: fastify.requireAccessToken
   }, async (request) => {

@@ -1,0 +1,41 @@
+/** The parts of an OpenAPI 3.0 document that examples are read from and written to. */
+interface MediaType { schema?: { $ref?: string }, example?: unknown, examples?: unknown }
+interface Response { description?: string, content?: Record<string, MediaType> }
+interface Operation { requestBody?: { content?: Record<string, MediaType> }, responses?: Record<string, Response> }
+export interface OpenApiDocument {
+  paths?: Record<string, Record<string, Operation>>
+  components?: { schemas?: Record<string, { example?: unknown }> }
+}
+
+const ERROR_BODY_REF = '#/components/schemas/ErrorBody'
+
+/**
+ * Gives every request and response media type of every operation an example: the example of
+ * the named schema it references, and for an error, the body the service sends with that status
+ * and the response's description as its message. @fastify/swagger keeps a schema's examples on
+ * the component but drops everything beside a `$ref`, so without this no operation shows one.
+ */
+export function withOperationExamples<D extends OpenApiDocument> (document: D): D {
+  const componentExample = (media: MediaType): unknown => {
+    const name = media.schema?.$ref?.replace('#/components/schemas/', '')
+    return name === undefined ? undefined : document.components?.schemas?.[name]?.example
+  }
+  const fill = (content: Record<string, MediaType> | undefined, example: (media: MediaType) => unknown): void => {
+    for (const media of Object.values(content ?? {})) {
+      if (media.example !== undefined || media.examples !== undefined) continue
+      const value = example(media)
+      if (value !== undefined) media.example = value
+    }
+  }
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      fill(operation.requestBody?.content, componentExample)
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        fill(response.content, (media) => media.schema?.$ref === ERROR_BODY_REF
+          ? { error: { code: Number(status), message: response.description } }
+          : componentExample(media))
+      }
+    }
+  }
+  return document
+}
