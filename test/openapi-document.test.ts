@@ -1,0 +1,27 @@
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { build } from './helper.js'
+
+const committedFile = new URL('../openapi.json', import.meta.url)
+const redocly = new URL('../node_modules/.bin/redocly', import.meta.url)
+
+t.test('the committed openapi.json is the document the app generates', async (t) => {
+  const app = await build(t)
+  const generated = (await app.inject({ url: '/openapi.json' })).json()
+  const committed = JSON.parse(readFileSync(committedFile, 'utf8'))
+  t.same(committed, generated, 'openapi.json is out of date: run `npm run openapi` and review the difference')
+})
+
+t.test('redocly lint (recommended rules, redocly.yaml) finds no error and no warning', async (t) => {
+  const { stdout } = await promisify(execFile)(redocly.pathname, ['lint', 'openapi.json', '--format=json'], {
+    cwd: new URL('..', import.meta.url).pathname,
+    // Offline: no telemetry, no update check.
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }
+  }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }))
+  const report = JSON.parse(stdout) as { totals: { errors: number, warnings: number }, problems: Array<{ ruleId: string, message: string }> }
+  t.same(report.totals.errors, 0, 'errors')
+  t.same(report.totals.warnings, 0, 'warnings')
+  t.same(report.problems.map((problem) => `${problem.ruleId}: ${problem.message}`), [])
+})
