@@ -6,6 +6,27 @@ import { type OpenApiDocument, withOperationExamples } from '../lib/openapi-exam
 import { namedSchemas } from '../schemas/index.js'
 
 /**
+ * The /docs page's policy: everything from this origin, nothing inline, nothing from elsewhere.
+ * Unlike @fastify/swagger-ui's own policy it has no `upgrade-insecure-requests`: Meridian is
+ * served over plain HTTP (TLS, if any, ends at the balancer), and under any host name but
+ * localhost the browser would upgrade every asset request to https and show a blank page.
+ */
+export const DOCS_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "base-uri 'self'",
+  "connect-src 'self'",
+  "font-src 'self' data:",
+  "form-action 'self'",
+  "frame-ancestors 'self'",
+  "img-src 'self' data:",
+  "object-src 'none'",
+  "script-src 'self'",
+  "script-src-attr 'none'",
+  // Swagger UI adds one fixed <style> element; only that one is allowed, by its hash.
+  "style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"
+].join('; ')
+
+/**
  * The OpenAPI document is generated from the route schemas, so it cannot drift from what
  * the service validates and sends. Named schemas become `components.schemas`.
  */
@@ -46,5 +67,10 @@ export default fp(async function openapi (fastify: FastifyInstance, options: { v
   })
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger())
-  await fastify.register(swaggerUi, { routePrefix: '/docs', staticCSP: true })
+  await fastify.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: DOCS_CONTENT_SECURITY_POLICY,
+    // No request to swagger.io's online validator: the page works on a closed network.
+    uiConfig: { validatorUrl: null }
+  })
 }, { name: 'openapi' })

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { build } from '../helper.js'
+import { DOCS_CONTENT_SECURITY_POLICY } from '../../plugins/openapi.js'
 
 t.test('/openapi.json is the OpenAPI 3 document of every route', async (t) => {
   const app = await build(t)
@@ -79,4 +80,6 @@ t.test('/docs serves a page to read and try the API', async (t) => {
   t.equal(page.statusCode, 200)
   t.match(page.headers['content-type'], /text\/html/)
   t.match(page.body, /swagger/i)
+  t.equal(page.headers['content-security-policy'], DOCS_CONTENT_SECURITY_POLICY)
+  t.notMatch(page.headers['content-security-policy'], /upgrade-insecure-requests/, 'nothing is upgraded to https: Meridian is served over plain HTTP')
 })
