@@ -7,6 +7,7 @@ import { buildApp, type BuildOptions } from '../app.js'
 import { type Config, loadConfig } from '../config.js'
 import { hashPassword } from '../lib/passwords.js'
 import type { UserRecord } from '../lib/store/user-store.js'
+import { checkResponsesAgainstDocument } from './conformance.js'
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-at-least-32-characters-long'
 
@@ -35,9 +36,14 @@ export async function build (t: Test, env: Record<string, string> = {}, options:
   return app
 }
 
-/** As `build`, before `ready()`: a test may still add routes or hooks. */
+/**
+ * As `build`, before `ready()`: a test may still add routes or hooks. Every response the app
+ * sends is checked against the published OpenAPI document (test/conformance.ts): an undocumented
+ * status or a body off its schema fails the test that produced it.
+ */
 export async function buildUnready (t: Test, env: Record<string, string> = {}, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = await buildApp(testConfig(t, env), { maxEventLoopDelayMs: 0, ...options })
+  checkResponsesAgainstDocument(app, (message, details) => { t.fail(message, { diagnostic: true, ...details }) })
   t.teardown(async () => { await app.close() })
   return app
 }
