@@ -11,6 +11,7 @@ import health from './plugins/health.js'
 import loginThrottle, { type LoginThrottleOptions } from './plugins/login-throttle.js'
 import markdownRenderer, { type MarkdownRendererOptions } from './plugins/markdown-renderer.js'
 import openapi from './plugins/openapi.js'
+import requestId, { requestIdOf } from './plugins/request-id.js'
 import store from './plugins/store.js'
 import strictNumbers from './plugins/strict-numbers.js'
 import tokens from './plugins/tokens.js'
@@ -66,12 +67,14 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     frameworkErrors,
     // plugins/errors.ts refuses a missing Host itself, with the contract's body.
     http: { requireHostHeader: false },
-    schemaController: validatorCompilers()
+    schemaController: validatorCompilers(),
+    genReqId: requestIdOf
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // JSON is the only body type, but for the form-encoded auth routes below.
   app.removeContentTypeParser('text/plain')
 
+  await app.register(requestId)
   await app.register(errors)
   await app.register(strictNumbers)
   await app.register(drain)

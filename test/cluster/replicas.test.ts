@@ -103,6 +103,15 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
     }
   })
 
+  await t.test('a request id sent through the balancer reaches the replica and comes back; nginx makes one otherwise', async (t) => {
+    const sent = await cluster.request('/health/live', { headers: { 'x-request-id': 'client-trace-42' } })
+    t.equal(sent.headers['x-request-id'], 'client-trace-42')
+    const made = await cluster.request('/health/live')
+    const replaced = await cluster.request('/health/live', { headers: { 'x-request-id': 'not a token' } })
+    for (const answer of [made, replaced]) t.match(answer.headers['x-request-id'], /^[0-9a-f]{32}$/, "nginx's $request_id, used by the replica")
+    t.not(made.headers['x-request-id'], replaced.headers['x-request-id'])
+  })
+
   await t.test('nginx keeps its connections to the replicas open between requests', async (t) => {
     const before = balancerConnections(cluster)
     const statuses = new Set<number>()
