@@ -10,6 +10,7 @@ import errors, { clientErrorHandler, frameworkErrors } from './plugins/errors.js
 import health from './plugins/health.js'
 import loginThrottle, { type LoginThrottleOptions } from './plugins/login-throttle.js'
 import markdownRenderer, { type MarkdownRendererOptions } from './plugins/markdown-renderer.js'
+import metrics from './plugins/metrics.js'
 import openapi from './plugins/openapi.js'
 import requestId, { requestIdOf } from './plugins/request-id.js'
 import store from './plugins/store.js'
@@ -88,6 +89,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   })
   await app.register(loginThrottle, { ...options.loginThrottle, ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {}) })
   await app.register(markdownRenderer, options.markdownRenderer ?? {})
+  await app.register(metrics)
   await app.register(openapi, { version: packageInfo.version })
   await app.register(health)
 

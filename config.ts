@@ -23,6 +23,10 @@ export const ConfigSchema = Type.Object({
   BODY_LIMIT: Type.Integer({ minimum: 1, default: 1048576 }),
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  /** Port of the Prometheus metrics listener; unset, no metrics are served. */
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+  /** Address of the metrics listener; HOST by default. */
+  METRICS_HOST: Type.Optional(Type.String({ minLength: 1 })),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' }

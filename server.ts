@@ -1,7 +1,9 @@
+import type { Server } from 'node:http'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { ensureDemoUsers } from './lib/demo-users.js'
+import { listenForMetrics } from './plugins/metrics.js'
 
 /** Milliseconds in-flight requests get to finish after SIGTERM before the process exits anyway. */
 const GRACE_PERIOD_MS = 10_000
@@ -9,6 +11,7 @@ const GRACE_PERIOD_MS = 10_000
 /** Builds the app, listens, and on SIGTERM/SIGINT stops accepting, drains and closes. */
 export async function serve (config: Config): Promise<void> {
   const app = await buildApp(config)
+  let metricsServer: Server | undefined
   try {
     await app.ready()
     const isEmbedded = config.DATABASE_URL.startsWith('sqlite:')
@@ -17,6 +20,7 @@ export async function serve (config: Config): Promise<void> {
       if (created > 0) app.log.info({ created }, 'created demo users on the empty database')
     }
     await app.listen({ host: config.HOST, port: config.PORT })
+    metricsServer = config.METRICS_PORT === undefined ? undefined : await listenForMetrics(app, config.METRICS_HOST ?? config.HOST, config.METRICS_PORT)
   } catch (error) {
     // A start that fails (port taken, bad HOST) must exit non-zero: close, then let it propagate.
     await app.close()
@@ -26,6 +30,8 @@ export async function serve (config: Config): Promise<void> {
   closeWithGrace({ delay: GRACE_PERIOD_MS }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'closing after an unexpected error')
     else app.log.info({ signal }, 'closing')
+    metricsServer?.close()
+    metricsServer?.closeAllConnections()
     await app.close()
   })
 }

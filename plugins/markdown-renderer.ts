@@ -15,6 +15,8 @@ declare module 'fastify' {
 export interface MarkdownRenderer {
   /** The HTML of lib/markdown.ts, rendered off the event loop; 503 while too much is waiting. */
   render: (source: string) => Promise<string>
+  /** What is waiting or rendering now, for the metrics. */
+  load: () => { pendingCharacters: number, queuedRenders: number }
 }
 
 /**
@@ -84,7 +86,8 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
       } finally {
         pendingLength -= source.length
       }
-    }
+    },
+    load: () => ({ pendingCharacters: pendingLength, queuedRenders: pool.queueSize })
   } satisfies MarkdownRenderer)
 
   // A worker that cannot load fails the start, not the first request.

@@ -32,11 +32,12 @@ done
 echo "== start with the image's environment"
 image_env=$(grep -E '^ENV ' <<< "$runtime_stage" | sed 's/^ENV //')
 port=$((20000 + RANDOM % 20000))
+metrics_port=$((port + 1))
 (
   cd "$work/app"
   # The image's environment, with the volume and port moved into this sandbox and the
   # secret that production requires.
-  env -i PATH="$PATH" $image_env PORT="$port" DATABASE_URL="sqlite:$work/data/meridian.db" \
+  env -i PATH="$PATH" $image_env PORT="$port" METRICS_PORT="$metrics_port" DATABASE_URL="sqlite:$work/data/meridian.db" \
     JWT_SECRET=image-smoke-secret-of-at-least-32-characters LOG_LEVEL=warn \
     node dist/cli.js serve
 ) &
@@ -55,6 +56,10 @@ curl -fsS "http://127.0.0.1:$port/api/date/suninfo?timestamp=1700000000&latitude
 # Markdown renders in worker threads: the pruned install must load their module too.
 curl -fsS -X POST -H 'content-type: application/json' -d '{"markdown":"# image"}' "http://127.0.0.1:$port/api/markdown/parse" \
   | grep -qF '<h1>image</h1>' || { echo "the Markdown route did not render" >&2; exit 1; }
+curl -fsS "http://127.0.0.1:$metrics_port/metrics" | grep -q '^http_request_duration_seconds_count{method="GET",route="/api/date/suninfo"' \
+  || { echo "the metrics port did not count the requests" >&2; exit 1; }
+status=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")
+[ "$status" = 404 ] || { echo "the API port must not serve /metrics (it answered $status)" >&2; exit 1; }
 (cd "$work/app" && env -i PATH="$PATH" DATABASE_URL="sqlite:$work/data/meridian.db" node dist/cli.js migrate)
 
 echo "== SIGTERM"

@@ -18,6 +18,7 @@ t.test('invalid configuration fails with one line naming the variable', async (t
   const cases: Array<[Record<string, string>, string]> = [
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
+    [{ METRICS_PORT: '0' }, 'METRICS_PORT'],
     [{ ACCESS_TOKEN_TTL: '0' }, 'ACCESS_TOKEN_TTL'],
     [{ REFRESH_TOKEN_TTL: '1.5' }, 'REFRESH_TOKEN_TTL'],
     [{ ONLINE_WINDOW: '-3' }, 'ONLINE_WINDOW'],

@@ -13,7 +13,11 @@ export interface Connection {
   dialect: Dialect
   /** The file of an embedded database; undefined for a server database. */
   sqliteFile?: string
+  /** The connection pool of a server database; an embedded one has none. */
+  pool?: PoolStats
 }
+
+export interface PoolStats { readonly totalCount: number, readonly idleCount: number, readonly waitingCount: number }
 
 export function connect (databaseUrl: string): Connection {
   const sqliteFile = sqliteFileOf(databaseUrl)
@@ -31,5 +35,5 @@ export function connect (databaseUrl: string): Connection {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: 5000 })
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {})
-  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres' }
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres', pool }
 }

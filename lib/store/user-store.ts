@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely'
-import { connect, type Connection, type Dialect } from './connect.js'
+import { connect, type Connection, type Dialect, type PoolStats } from './connect.js'
 import { migrateToLatest, ping } from './migrations.js'
 import type { UsersTable } from './schema.js'
 
@@ -57,6 +57,7 @@ export class UserStore {
 
   get dialect (): Dialect { return this.connection.dialect }
   get sqliteFile (): string | undefined { return this.connection.sqliteFile }
+  get pool (): PoolStats | undefined { return this.connection.pool }
 
   private get db () { return this.connection.db }
 

@@ -1,0 +1,56 @@
+import t from 'tap'
+import { listenForMetrics } from '../../plugins/metrics.js'
+import { addUser, build, login } from '../helper.js'
+import { postgresDatabase, postgresSkip } from '../postgres.js'
+
+t.test('requests are counted and timed by route pattern and status; no URL or token in a label', async (t) => {
+  const app = await build(t)
+  await addUser(app, { username: 'ada', password: 'ada-password' })
+  const { access_token: token } = await login(app, 'ada', 'ada-password')
+  await app.inject({ url: `/api/user/list?access_token=${token}&page=2` })
+  await app.inject({ url: '/api/user/list?access_token=wrong' })
+  await app.inject({ url: '/api/date/suninfo?timestamp=1700000000&latitude=0&longitude=0' })
+  await app.inject({ method: 'POST', url: '/api/markdown/parse', payload: { markdown: '*a*' } })
+
+  const text = await app.metricsRegistry.metrics()
+  t.match(text, /http_request_duration_seconds_count\{method="GET",route="\/api\/user\/list",status_code="200"\} 1/)
+  t.match(text, /http_request_duration_seconds_count\{method="GET",route="\/api\/user\/list",status_code="403"\} 1/)
+  t.match(text, /http_request_duration_seconds_count\{method="POST",route="\/api\/auth\/login",status_code="200"\} 1/)
+  t.match(text, /http_request_duration_seconds_bucket\{le="0.05",method="GET",route="\/api\/date\/suninfo",status_code="200"\}/)
+  t.notOk(text.includes(token) || text.includes('access_token'), 'no token and no query string in the metrics')
+  t.match(text, /nodejs_eventloop_lag_seconds \d/, 'event-loop delay')
+  t.match(text, /meridian_markdown_pending_characters 0/, 'the Markdown render queue, empty again')
+  t.match(text, /meridian_markdown_queued_renders 0/)
+  t.notMatch(text, /meridian_database_pool_connections/, 'the embedded database has no pool')
+})
+
+t.test('the Markdown gauges show a render in progress', async (t) => {
+  const app = await build(t, {}, { markdownRenderer: { threads: 1 } })
+  const source = '*a* '.repeat(200_000)
+  const renders = [1, 2].map(() => app.inject({ method: 'POST', url: '/api/markdown/parse', payload: { markdown: source } }))
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  const during = await app.metricsRegistry.metrics()
+  t.match(during, new RegExp(`meridian_markdown_pending_characters ${2 * source.length}`), 'both sources are pending')
+  t.match(during, /meridian_markdown_queued_renders 1/, 'one waits for the one thread')
+  t.same((await Promise.all(renders)).map((response) => response.statusCode), [200, 200])
+})
+
+t.test('metrics are served on their own port only, never by the API port', async (t) => {
+  const app = await build(t)
+  t.equal((await app.inject({ url: '/metrics' })).statusCode, 404, 'the public port has no /metrics')
+  const server = await listenForMetrics(app, '127.0.0.1', 0)
+  t.teardown(() => { server.close(); server.closeAllConnections() })
+  const { port } = server.address() as { port: number }
+  const metrics = await fetch(`http://127.0.0.1:${port}/metrics`)
+  t.equal(metrics.status, 200)
+  t.match(metrics.headers.get('content-type'), /^text\/plain; version=0\.0\.4/)
+  t.match(await metrics.text(), /# TYPE http_request_duration_seconds histogram/)
+  const other = await fetch(`http://127.0.0.1:${port}/api/date/suninfo?timestamp=1&latitude=0&longitude=0`)
+  t.equal(other.status, 404, 'and the metrics port serves nothing else')
+})
+
+t.test('the PostgreSQL pool is measured', { skip: postgresSkip }, async (t) => {
+  const app = await build(t, { DATABASE_URL: await postgresDatabase(t) })
+  await app.inject({ url: '/health/ready' })
+  t.match(await app.metricsRegistry.metrics(), /meridian_database_pool_connections\{state="total"\} [1-9]/)
+})
