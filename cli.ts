@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig, readEnv } from './config.js'
 import { hashPassword } from './lib/passwords.js'
+import { seedUsers } from './lib/seed-users.js'
 import { UserStore, UsernameTakenError } from './lib/store/user-store.js'
 
 const USAGE = `Usage: meridian <command>
@@ -13,6 +14,8 @@ const USAGE = `Usage: meridian <command>
                                           add a user; the password is read from standard input
   user passwd U                           set U's password from standard input (revokes U's tokens)
   user remove U                           remove U (revokes U's tokens)
+  user seed --count N                     add N plausible users, all with the password read from
+                                          standard input (for demos and load tests)
   openapi                                 print the OpenAPI document
 
 Every command uses DATABASE_URL, like the server, and is safe while the server runs.`
@@ -84,6 +87,26 @@ async function addUser (args: string[]): Promise<string> {
   })
 }
 
+async function seed (args: string[]): Promise<string> {
+  const { values } = parseArgs({ args, options: { count: { type: 'string' } } })
+  const count = Number(values.count)
+  if (values.count === undefined || !/^\d+$/.test(values.count) || count < 1 || count > 100_000_000) {
+    throw new UsageError('--count is required: a whole number of users from 1 to 100000000')
+  }
+  const passwordHash = await hashPassword(await readPassword())
+  const started = performance.now()
+  const run = await withStore(async (store) => await seedUsers(store, {
+    count,
+    passwordHash,
+    onProgress: (inserted) => {
+      if (inserted % 100_000 === 0 || inserted === count) {
+        process.stderr.write(`seeded ${inserted} of ${count} users (${((performance.now() - started) / 1000).toFixed(1)} s)\n`)
+      }
+    }
+  }))
+  return `added ${count} users named seed-${run}-0 to seed-${run}-${count - 1}`
+}
+
 function onlyUsername (args: string[]): string {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} })
   if (positionals.length !== 1 || positionals[0] === '') throw new UsageError('give exactly one username')
@@ -124,6 +147,8 @@ async function run (argv: string[]): Promise<string | undefined> {
           if (!changed) throw new UsageError(`no user named ${username}`)
           return `changed the password of ${username}; their earlier tokens no longer work`
         }
+        case 'seed':
+          return await seed(rest)
         case 'remove': {
           const username = onlyUsername(rest)
           const removed = await withStore(async (store) => await store.remove(username))

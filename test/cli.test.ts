@@ -3,8 +3,9 @@ import { once } from 'node:events'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { build, testConfig, TEST_JWT_SECRET } from './helper.js'
+import { postgresDatabase, postgresSkip } from './postgres.js'
 
 const cliPath = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
 
@@ -107,4 +108,36 @@ t.test('unknown commands and bad configuration fail clearly', async (t) => {
   t.equal(badPort.status, 1)
   t.match(badPort.stderr, /^meridian: Invalid configuration: PORT/)
   t.equal(badPort.stderr.trim().split('\n').length, 1, 'one line')
+})
+
+/** `user seed` into a running app's database: the users can log in, and count and pages are right. */
+async function seedIntoRunningApp (t: Test, env: Record<string, string>) {
+  const app = await build(t, env)
+  const cliEnv = { JWT_SECRET: TEST_JWT_SECRET, DATABASE_URL: env.DATABASE_URL ?? `sqlite:${app.store.sqliteFile as string}` }
+  const seeded = await meridian(['user', 'seed', '--count', '9001'], cliEnv, 'seeded-password\n')
+  t.equal(seeded.status, 0, seeded.stderr)
+  const [, run] = /added 9001 users named seed-([0-9a-f]+)-0 to seed-\1-9000/.exec(seeded.stdout) ?? []
+  t.ok(run, seeded.stdout)
+  t.match(seeded.stderr, /seeded 9001 of 9001 users/, 'progress on standard error')
+  t.equal(await app.store.count(), 9001)
+
+  const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: `seed-${run as string}-4500`, password: 'seeded-password' } })
+  t.equal(login.statusCode, 200, 'a seeded user logs in with the password read once')
+  const token = login.json().access_token as string
+  const last = (await app.inject({ url: `/api/user/list?access_token=${token}&page=91&per_page=100` })).json()
+  t.same(last.meta, { count_total: 9001, count_loaded: 1, current_page: 91, total_pages: 91 })
+  const first = (await app.inject({ url: `/api/user/list?access_token=${token}&per_page=100` })).json()
+  const users = first.data as Array<{ name: string, birthdate: string, gender: string, short_desc: string, age: number }>
+  t.ok(users.every((user) => /^\S+ \S/.test(user.name) && user.age >= 18 && user.age <= 88 && user.short_desc.length > 10), 'plausible names, ages and descriptions')
+  t.ok(new Set(users.map((user) => user.name)).size > 50, 'varied names')
+  const again = await meridian(['user', 'seed', '--count', '10'], cliEnv, 'other\n')
+  t.equal(again.status, 0, 'a second run never clashes with the first')
+  t.equal(await app.store.count(), 9011)
+  t.match((await meridian(['user', 'seed', '--count', 'many'], cliEnv, 'x\n')).stderr, /--count is required/)
+}
+
+t.test('user seed on the embedded database', async (t) => { await seedIntoRunningApp(t, {}) })
+
+t.test('user seed on PostgreSQL', { skip: postgresSkip }, async (t) => {
+  await seedIntoRunningApp(t, { DATABASE_URL: await postgresDatabase(t) })
 })

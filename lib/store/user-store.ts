@@ -112,6 +112,20 @@ export class UserStore {
     }
   }
 
+  /** Many users in one statement (seeding): all of them or none. */
+  async addMany (users: readonly NewUser[], now = Date.now()): Promise<void> {
+    if (users.length === 0) return
+    await this.db.insertInto('users').values(users.map((user) => ({
+      username: user.username,
+      password_hash: user.passwordHash,
+      name: user.name,
+      birthdate: user.birthdate,
+      gender: user.gender,
+      short_desc: user.shortDesc,
+      created_at: now
+    }))).execute()
+  }
+
   /** A new password: every token issued before it stops working. */
   async changePassword (username: string, passwordHash: string): Promise<boolean> {
     const result = await this.db.updateTable('users')
