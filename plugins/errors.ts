@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import fp from 'fastify-plugin'
+import { isDependencyUnavailable } from '../lib/store/unavailable.js'
 import type { ErrorBody } from '../schemas/common.js'
 
 /** A failure whose status and message are part of the published interface. */
@@ -41,11 +42,6 @@ export function describeValidationError (errors: FastifySchemaValidationError[],
   return `${field === '' ? (context ?? 'request') : field} ${first.message ?? 'is invalid'}`
 }
 
-/**
- * Failures of a dependency that should pass (a database lock held too long, a server that does
- * not answer): the client may retry, so they answer 503 rather than 500.
- */
-const UNAVAILABLE_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300'])
 
 interface PublicError { statusCode: number, message: string, headers: Readonly<Record<string, string>> }
 
@@ -66,7 +62,7 @@ function toPublicError (error: FastifyError | HttpError): PublicError {
     }
     return { statusCode, message: STATUS_CODES[statusCode] ?? 'Bad request', headers: {} }
   }
-  if (statusCode === 503 || (error.code !== undefined && UNAVAILABLE_CODES.has(error.code))) {
+  if (statusCode === 503 || isDependencyUnavailable(error)) {
     return { statusCode: 503, message: 'Service unavailable', headers: {} }
   }
   return { statusCode: 500, message: 'Internal server error', headers: {} }

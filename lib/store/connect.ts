@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import { sqliteFileOf } from './database-url.js'
 import type { Database } from './schema.js'
+import { isDependencyUnavailable } from './unavailable.js'
 
 export type Dialect = 'sqlite' | 'postgres'
 
@@ -19,6 +20,34 @@ export interface Connection {
 
 export interface PoolStats { readonly totalCount: number, readonly idleCount: number, readonly waitingCount: number }
 
+/** The longest a request waits for the server database, for a connection or for a query. */
+export const DATABASE_WAIT_MS = 3000
+
+/**
+ * The pool as Kysely takes it, but a client whose connection failed (reset, timed out) is
+ * destroyed when released instead of going back to the pool, where the next request would find
+ * it broken: after an outage the pool refills with fresh connections.
+ */
+function destroyingBrokenClients (pool: pg.Pool): PostgresPool {
+  return {
+    async connect () {
+      const client = await pool.connect()
+      let broken = false
+      return {
+        query: ((...args: Parameters<pg.PoolClient['query']>) => {
+          const result = client.query(...args) as unknown
+          if (result instanceof Promise) {
+            result.catch((error: unknown) => { if (isDependencyUnavailable(error)) broken = true })
+          }
+          return result
+        }) as PostgresPoolClient['query'],
+        release: () => { client.release(broken) }
+      }
+    },
+    end: async () => { await pool.end() }
+  }
+}
+
 export function connect (databaseUrl: string): Connection {
   const sqliteFile = sqliteFileOf(databaseUrl)
   if (sqliteFile !== undefined) {
@@ -32,8 +61,18 @@ export function connect (databaseUrl: string): Connection {
     database.pragma('synchronous = NORMAL')
     return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite', sqliteFile }
   }
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: 5000 })
-  // An idle client losing its server must not crash the process; the next query reports it.
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: 10,
+    // While the server cannot be reached or does not answer, a request waits at most this long
+    // for a connection or for a query, then answers 503 (well inside the balancer's patience).
+    connectionTimeoutMillis: DATABASE_WAIT_MS,
+    query_timeout: DATABASE_WAIT_MS,
+    keepAlive: true
+  })
+  // A client losing its server must never crash the process, idle (the pool's 'error') or
+  // checked out (its own 'error', with no listener otherwise): the query in flight reports it.
   pool.on('error', () => {})
-  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), dialect: 'postgres', pool }
+  pool.on('connect', (client) => { client.on('error', () => {}) })
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: destroyingBrokenClients(pool) }) }), dialect: 'postgres', pool }
 }

@@ -1,0 +1,22 @@
+/**
+ * Failures that mean a dependency (the database, Redis) cannot be reached or answer right now,
+ * as opposed to a bug: the request may be retried, so they answer 503, never 500.
+ */
+const UNAVAILABLE_CODES = new Set([
+  // A lock held by another process past the busy timeout (SQLite).
+  'SQLITE_BUSY', 'SQLITE_LOCKED',
+  // The network.
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  // PostgreSQL shutting down or restarting, or out of connections.
+  '57P01', '57P02', '57P03', '53300'
+])
+
+/** node-postgres reports a lost or unreachable server with these messages and no code. */
+const PG_CONNECTION_FAILURES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/
+
+export function isDependencyUnavailable (error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  const { code, message } = error as { code?: unknown, message?: unknown }
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true
+  return typeof message === 'string' && PG_CONNECTION_FAILURES.test(message)
+}
