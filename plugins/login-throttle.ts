@@ -21,6 +21,11 @@ export interface LoginThrottle {
   attempt: (request: FastifyRequest, username: string) => Promise<void>
   /** The attempt succeeded: it no longer counts, and the username's window is forgotten. */
   succeeded: (request: FastifyRequest, username: string) => Promise<void>
+  /**
+   * The password could not be checked (the database failed): the attempt no longer counts, so
+   * that an outage does not lock out the users who keep trying through it.
+   */
+  abandoned: (request: FastifyRequest, username: string) => Promise<void>
 }
 
 declare module 'fastify' {
@@ -40,7 +45,8 @@ const addressKey = (request: FastifyRequest) => `addr:${request.ip}`
 
 function connectRedis (fastify: FastifyInstance, url: string): Redis {
   // No offline queue: while Redis is down, logins answer 503 at once instead of hanging.
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
+  // A Redis that stops answering (a dropped network) fails the command after commandTimeout.
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 2000 })
   redis.on('error', (error) => { fastify.log.warn({ err: error }, 'login throttle store unavailable') })
   return redis
 }
@@ -86,6 +92,9 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
     },
     async succeeded (request, username) {
       await unavailableOnFailure(Promise.all([counter.reset(usernameKey(username)), counter.release(addressKey(request))]))
+    },
+    async abandoned (request, username) {
+      await Promise.allSettled([counter.release(usernameKey(username)), counter.release(addressKey(request))])
     }
   } satisfies LoginThrottle)
 }, { name: 'login-throttle' })

@@ -23,7 +23,10 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     const { username, password } = request.body
     await fastify.loginThrottle.attempt(request, username)
 
-    const user = await fastify.store.findByUsername(username)
+    const user = await fastify.store.findByUsername(username).catch(async (error: unknown) => {
+      await fastify.loginThrottle.abandoned(request, username)
+      throw error
+    })
     const passwordMatches = user === undefined
       ? await verifyAgainstDummy(password)
       : await verifyPassword(user.passwordHash, password)
