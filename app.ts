@@ -64,6 +64,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     // While closing, requests on open connections still get real answers (plugins/drain.ts
     // then closes those connections), not Fastify's own 503 body.
     return503OnClosing: false,
+    // Longer than a balancer keeps an idle connection (nginx's upstream keepalive_timeout: 60 s):
+    // the balancer, never the replica, closes an idle one, so it never writes onto a closing one.
+    keepAliveTimeout: 75_000,
     clientErrorHandler,
     frameworkErrors,
     // plugins/errors.ts refuses a missing Host itself, with the contract's body.
@@ -78,7 +81,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(requestId)
   await app.register(errors)
   await app.register(strictNumbers)
-  await app.register(drain)
+  await app.register(drain, { delayMs: config.DRAIN_SECONDS * 1000 })
   await app.register(underPressure, { maxEventLoopDelay: options.maxEventLoopDelayMs ?? DEFAULT_MAX_EVENT_LOOP_DELAY_MS, retryAfter: 10 })
   await app.register(store, { databaseUrl: config.DATABASE_URL })
   await app.register(tokens, {

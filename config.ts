@@ -27,6 +27,11 @@ export const ConfigSchema = Type.Object({
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   /** Address of the metrics listener; HOST by default. */
   METRICS_HOST: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * Seconds a replica keeps serving after SIGTERM, its readiness answering 503 and every
+   * response closing its connection, before it stops accepting (plugins/drain.ts).
+   */
+  DRAIN_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 5 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' }

@@ -5,10 +5,15 @@ import type { Config } from './config.js'
 import { ensureDemoUsers } from './lib/demo-users.js'
 import { listenForMetrics } from './plugins/metrics.js'
 
-/** Milliseconds in-flight requests get to finish after SIGTERM before the process exits anyway. */
+/** Milliseconds in-flight requests get to finish, after the drain, before the process exits anyway. */
 const GRACE_PERIOD_MS = 10_000
 
-/** Builds the app, listens, and on SIGTERM/SIGINT stops accepting, drains and closes. */
+/**
+ * Builds the app and listens. On SIGTERM (an orchestrator or a rollout) it drains first: for
+ * DRAIN_SECONDS it still serves, readiness answering 503 and connections closing after their
+ * response, then it stops accepting, finishes what is in flight and closes. SIGINT (Ctrl-C)
+ * skips the drain.
+ */
 export async function serve (config: Config): Promise<void> {
   const app = await buildApp(config)
   let metricsServer: Server | undefined
@@ -27,9 +32,10 @@ export async function serve (config: Config): Promise<void> {
     throw error
   }
   // Only once listening: close-with-grace exits 0 on its way out, which would hide a failed start.
-  closeWithGrace({ delay: GRACE_PERIOD_MS }, async ({ signal, err }) => {
+  closeWithGrace({ delay: config.DRAIN_SECONDS * 1000 + GRACE_PERIOD_MS }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'closing after an unexpected error')
     else app.log.info({ signal }, 'closing')
+    if (signal === 'SIGTERM') await app.drain()
     metricsServer?.close()
     metricsServer?.closeAllConnections()
     await app.close()

@@ -6,7 +6,10 @@ import { errorResponses } from '../schemas/common.js'
 
 const Status = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false, examples: [{ status: 'ok' }] })
 
-/** Probes for the orchestrator: live while the process runs, ready while the database answers. */
+/**
+ * Probes for the orchestrator: live while the process runs, ready while the database answers
+ * and the replica is not draining for a shutdown.
+ */
 export default fp(async function health (fastify: FastifyInstance) {
   fastify.get('/health/live', {
     schema: { tags: ['operations'], operationId: 'getLiveness', security: [], summary: 'The process runs', response: { 200: Status, ...errorResponses([400, 500]) } },
@@ -16,8 +19,9 @@ export default fp(async function health (fastify: FastifyInstance) {
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get('/health/ready', {
-    schema: { tags: ['operations'], operationId: 'getReadiness', security: [], summary: 'The database answers', response: { 200: Status, ...errorResponses([400, 500, 503], { 503: 'Database unavailable' }) } }
+    schema: { tags: ['operations'], operationId: 'getReadiness', security: [], summary: 'The database answers and the replica is not shutting down', response: { 200: Status, ...errorResponses([400, 500, 503], { 503: 'Database unavailable' }) } }
   }, async (request) => {
+    if (fastify.draining) throw new HttpError(503, 'Shutting down')
     try {
       await fastify.store.ping()
     } catch (error) {
@@ -26,4 +30,4 @@ export default fp(async function health (fastify: FastifyInstance) {
     }
     return { status: 'ok' as const }
   })
-}, { name: 'health', dependencies: ['store'] })
+}, { name: 'health', dependencies: ['store', 'drain'] })

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import http from 'node:http'
 import { connect, createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -24,6 +25,16 @@ async function rawRequest (port: number, bytes: string): Promise<string> {
   return answer
 }
 
+async function get (port: number, path: string, agent: http.Agent | false = false): Promise<{ status: number, connection: string | undefined, body: unknown }> {
+  return await new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path, agent }, (response) => {
+      let text = ''
+      response.on('data', (chunk: Buffer) => { text += chunk.toString() })
+      response.on('end', () => { resolve({ status: response.statusCode ?? 0, connection: response.headers.connection, body: JSON.parse(text) }) })
+    }).on('error', reject)
+  })
+}
+
 async function waitForReady (base: string, child: ChildProcess): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
@@ -39,10 +50,11 @@ t.test('npm start: demo users on an empty database, then a graceful SIGTERM', as
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const child = spawn(process.execPath, [cliPath, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), DATABASE_URL: `sqlite:${join(t.testdir(), 'meridian.db')}`, LOG_LEVEL: 'warn' },
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), DATABASE_URL: `sqlite:${join(t.testdir(), 'meridian.db')}`, LOG_LEVEL: 'warn', DRAIN_SECONDS: '1' },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   t.teardown(() => { child.kill('SIGKILL') })
+  const exited = once(child, 'exit') as Promise<[number | null]>
   let output = ''
   child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
   child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString() })
@@ -65,13 +77,35 @@ t.test('npm start: demo users on an empty database, then a graceful SIGTERM', as
   t.match(withoutHost, /content-type: application\/json; charset=utf-8/i)
   t.match(withoutHost, /\r\n\r\n\{"error":\{"code":400,"message":"Host header is required"\}\}$/)
 
+  // A keep-alive connection open before SIGTERM, as a balancer holds one.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => { agent.destroy() })
+  t.equal((await get(port, '/health/live', agent)).status, 200)
   // A login (an argon2 verification) is in flight when SIGTERM arrives: it must still finish.
   const inFlight = login()
   await new Promise((resolve) => setTimeout(resolve, 5))
+  const signalled = performance.now()
   child.kill('SIGTERM')
-  const [code] = await once(child, 'exit') as [number | null]
+
+  // The signal takes a moment to arrive: poll.
+  let ready = await get(port, '/health/ready')
+  while (ready.status === 200 && performance.now() - signalled < 500) ready = await get(port, '/health/ready')
+  t.same([ready.status, ready.body], [503, { error: { code: 503, message: 'Shutting down' } }], `while draining, readiness answers 503 (${Math.round(performance.now() - signalled)} ms after SIGTERM)`)
+  const duringDrain = await get(port, '/health/live', agent)
+  t.same([duringDrain.status, duringDrain.connection], [200, 'keep-alive'], 'during the drain requests are served as before')
+  t.equal((await get(port, '/health/live')).status, 200, 'and new connections accepted')
+
+  while (await get(port, '/health/live').then(() => true, () => false)) await new Promise((resolve) => setTimeout(resolve, 20))
+  const stoppedAcceptingMs = performance.now() - signalled
+  t.ok(stoppedAcceptingMs >= 1000, `new connections refused ${Math.round(stoppedAcceptingMs)} ms after SIGTERM, after the 1 s drain`)
+  const onKeptConnection = await get(port, '/health/live', agent)
+  t.same([onKeptConnection.status, onKeptConnection.connection], [200, 'close'], 'a connection still open carries one more request, then is closed: it was not reset while idle')
   t.equal((await inFlight).status, 200, 'the in-flight request finished')
+
+  const [code] = await exited
+  const drainedMs = performance.now() - signalled
   t.equal(code, 0, `exit code 0 (output: ${output.slice(-500)})`)
+  t.ok(drainedMs >= 1000, `exited ${Math.round(drainedMs)} ms after SIGTERM, after the 1 s drain`)
   await t.rejects(fetch(`${base}/health/live`), 'no longer accepting')
 })
 

@@ -1,0 +1,80 @@
+import http from 'node:http'
+import type { Cluster, HttpAnswer, RequestOptions } from './harness.js'
+
+/** What a load run saw: every request that did not answer 200 is a failure. */
+export interface LoadResult {
+  done: number
+  failed: number
+  /** Failures by "METHOD route → status or error", e.g. "POST /api/auth/refresh → 502". */
+  failures: Record<string, number>
+  seconds: number
+}
+
+export interface Load {
+  /** Stops sending, waits for the requests in flight, and reports. */
+  stop: () => Promise<LoadResult>
+}
+
+const SUN_PLACES = [[51.4779, -0.0015], [40.7128, -74.006], [-33.8688, 151.2093], [69.6496, 18.956]] as const
+const MARKDOWN = '# Release notes\n\n' + Array.from({ length: 20 }, (_, i) =>
+  `- item ${i}: *emphasis*, \`code\` and a [link](https://example.com/${i})`).join('\n') + '\n'
+
+/**
+ * A bounded, mixed load through the balancer on keep-alive connections: `connections` clients
+ * in a closed loop, each with a user of its own, cycling through sun, the user list, Markdown
+ * and a token refresh (which rotates the client's refresh token, so a lost refresh shows too).
+ */
+export async function startLoad (cluster: Cluster, users: Array<{ username: string, password: string }>, maxRequests = 200_000): Promise<Load> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: users.length })
+  const started = performance.now()
+  let running = true
+  let done = 0
+  const failures: Record<string, number> = {}
+  const send = async (method: 'GET' | 'POST', route: string, path: string, options: RequestOptions = {}): Promise<HttpAnswer | undefined> => {
+    done++
+    try {
+      const answer = await cluster.request(path, { agent, method, timeoutMs: 15_000, ...options })
+      if (answer.status === 200) return answer
+      const key = `${method} ${route} → ${answer.status}`
+      failures[key] = (failures[key] ?? 0) + 1
+    } catch (error) {
+      const key = `${method} ${route} → ${(error as NodeJS.ErrnoException).code ?? String(error)}`
+      failures[key] = (failures[key] ?? 0) + 1
+    }
+    return undefined
+  }
+
+  const client = async (user: { username: string, password: string }, index: number) => {
+    let tokens = await cluster.login(user.username, user.password)
+    for (let step = index; running && done < maxRequests; step++) {
+      switch (step % 4) {
+        case 0: {
+          const [latitude, longitude] = SUN_PLACES[step % SUN_PLACES.length] as readonly [number, number]
+          await send('GET', '/api/date/suninfo', `/api/date/suninfo?timestamp=${1_700_000_000 + step}&latitude=${latitude}&longitude=${longitude}`)
+          break
+        }
+        case 1:
+          await send('GET', '/api/user/list', `/api/user/list?page=1&per_page=20&access_token=${encodeURIComponent(tokens.access_token)}`)
+          break
+        case 2:
+          await send('POST', '/api/markdown/parse', '/api/markdown/parse', { json: { markdown: MARKDOWN } })
+          break
+        default: {
+          const answer = await send('POST', '/api/auth/refresh', '/api/auth/refresh', { json: { refresh_token: tokens.refresh_token } })
+          if (answer !== undefined) tokens = { ...tokens, ...answer.json() }
+        }
+      }
+    }
+  }
+  const clients = Promise.all(users.map(client))
+
+  return {
+    async stop () {
+      running = false
+      await clients
+      agent.destroy()
+      const failed = Object.values(failures).reduce((sum, count) => sum + count, 0)
+      return { done, failed, failures, seconds: (performance.now() - started) / 1000 }
+    }
+  }
+}
