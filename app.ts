@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import formbody from '@fastify/formbody'
 import underPressure from '@fastify/under-pressure'
@@ -96,13 +96,19 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(openapi, { version: packageInfo.version })
   await app.register(health)
 
+  // Tokens and the directory are for their one client: no cache may keep them. Sun answers are
+  // public and cacheable (routes/api/date/suninfo.ts).
+  const noStore = async (_request: FastifyRequest, reply: FastifyReply) => { reply.header('cache-control', 'no-store') }
   await app.register(async function authRoutes (auth) {
     await auth.register(formbody)
-    auth.addHook('onSend', async (_request, reply) => { reply.header('cache-control', 'no-store') })
+    auth.addHook('onSend', noStore)
     await auth.register(login)
     await auth.register(refresh)
   })
-  await app.register(userList, { onlineWindowSeconds: config.ONLINE_WINDOW })
+  await app.register(async function userRoutes (users) {
+    users.addHook('onSend', noStore)
+    await users.register(userList, { onlineWindowSeconds: config.ONLINE_WINDOW })
+  })
   await app.register(suninfo)
   await app.register(markdownParse)
 

@@ -1,7 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
 import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
 import { SunInfo, SunInfoQuery } from '../../../schemas/sun.js'
 import { sunEventsFor } from '../../../lib/sun.js'
+import { packageInfo } from '../../../lib/package-info.js'
+import { matchesIfNoneMatch } from '../../../lib/http-caching.js'
+
+/**
+ * An answer depends only on its query (and on the release that computed it), so caches may keep
+ * it: a day, not forever, since a later release may refine the calculation.
+ */
+const CACHE_CONTROL = 'public, max-age=86400'
 
 const suninfo: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/api/date/suninfo', {
@@ -17,10 +26,22 @@ const suninfo: FastifyPluginAsyncTypebox = async (fastify) => {
         'events after it, all inside the day; an event that does not happen there (polar day or ' +
         'night, a twilight that lasts all night) is null. No token needed.',
       querystring: SunInfoQuery,
-      response: { 200: ref(SunInfo), ...errorResponses(commonErrors, { 400: 'latitude must be <= 90' }) }
+      headers: Type.Object({
+        'if-none-match': Type.Optional(Type.String({ description: 'The ETag of an answer the client holds: 304 if it is still the answer' }))
+      }),
+      response: {
+        200: ref(SunInfo),
+        304: Type.Null({ description: 'Not modified: the answer is the one whose ETag the client sent' }),
+        ...errorResponses(commonErrors, { 400: 'latitude must be <= 90' })
+      }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const { timestamp, latitude, longitude } = request.query
+    // The validated, normalised query names the answer: no need to compute it to tag it.
+    const etag = `"${packageInfo.version}:${timestamp}:${latitude}:${longitude}"`
+    reply.header('cache-control', CACHE_CONTROL).header('etag', etag)
+    // No body at all (a `null` payload would be serialised as one).
+    if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return await reply.code(304).send(undefined as unknown as null)
     return { meta: { timestamp, latitude, longitude }, data: sunEventsFor(timestamp, latitude, longitude) }
   })
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { build } from '../../../helper.js'
+import { addUser, build } from '../../../helper.js'
 
 const URL_PATH = '/api/date/suninfo'
 const FIELDS = [
@@ -34,6 +34,42 @@ t.test('answers the nine events and echoes the request', async (t) => {
   t.equal(body.data.nautical_twilight_begin, null)
   t.type(body.data.sunrise, 'number')
   t.ok(body.data.sunrise < body.data.transit && body.data.transit < body.data.sunset)
+})
+
+t.test('answers are cacheable: Cache-Control, an ETag per query, 304 on If-None-Match', async (t) => {
+  const app = await build(t)
+  const url = query({ timestamp: '1718884800', latitude: '60.5', longitude: '-0.25' })
+  const first = await app.inject({ url })
+  t.equal(first.headers['cache-control'], 'public, max-age=86400')
+  const etag = first.headers.etag as string
+  t.match(etag, /^"[!#-~]+"$/, 'a strong ETag of allowed characters')
+
+  const spelledOtherwise = await app.inject({ url: query({ timestamp: '1718884800', latitude: '60.50', longitude: '-0.250' }) })
+  t.equal(spelledOtherwise.headers.etag, etag, 'the same query spelled otherwise has the same ETag')
+  t.same(spelledOtherwise.json(), first.json())
+  const elsewhere = await app.inject({ url: query({ timestamp: '1718884800', latitude: '60.5', longitude: '-0.5' }) })
+  t.not(elsewhere.headers.etag, etag, 'another place has another ETag')
+
+  for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+    const revalidated = await app.inject({ url, headers: { 'if-none-match': ifNoneMatch } })
+    t.same([revalidated.statusCode, revalidated.body, revalidated.headers.etag, revalidated.headers['cache-control']],
+      [304, '', etag, 'public, max-age=86400'], `304 without a body for If-None-Match: ${ifNoneMatch}`)
+    t.notOk('content-length' in revalidated.headers && revalidated.headers['content-length'] !== '0', 'and no length of a body')
+  }
+  const stale = await app.inject({ url, headers: { 'if-none-match': '"1.0.0:0:0:0"' } })
+  t.equal(stale.statusCode, 200, 'another ETag gets the answer')
+
+  const invalid = await app.inject({ url: query({ timestamp: '1718884800', latitude: '91', longitude: '0' }), headers: { 'if-none-match': '*' } })
+  t.same([invalid.statusCode, invalid.headers.etag, invalid.headers['cache-control']], [400, undefined, undefined], 'errors carry no validator and are not cached')
+})
+
+t.test('token and user answers are never stored by a cache', async (t) => {
+  const app = await build(t)
+  await addUser(app, { username: 'ada', password: 'right' })
+  const loggedIn = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'ada', password: 'right' } })
+  t.equal(loggedIn.headers['cache-control'], 'no-store')
+  const list = await app.inject({ url: `/api/user/list?access_token=${loggedIn.json<{ access_token: string }>().access_token}` })
+  t.same([list.statusCode, list.headers['cache-control']], [200, 'no-store'])
 })
 
 t.test('invalid input answers 400 naming the parameter', async (t) => {
