@@ -26,7 +26,9 @@ t.test('/openapi.json is the OpenAPI 3 document of every route', async (t) => {
   t.same(Object.keys(login.responses).sort(), ['200', '400', '403', '413', '415', '429', '500', '503'], 'login documents 403 and 429')
   t.notOk(document.paths['/api/auth/refresh'].post.responses['429'], 'only login is throttled')
   const sun = document.paths['/api/date/suninfo'].get
-  t.same(sun.parameters.map((p: { name: string }) => p.name).sort(), ['latitude', 'longitude', 'timestamp'])
+  t.same(sun.parameters.map((p: { name: string }) => p.name).sort(), ['if-none-match', 'latitude', 'longitude', 'timestamp'])
+  t.same(sun.parameters.find((p: { name: string }) => p.name === 'if-none-match').in, 'header')
+  t.same(Object.keys(sun.responses['304']), ['description'], 'a 304 without a body')
 })
 
 t.test('operations have SDK-friendly ids, say which are public, and UNIX seconds are int64', async (t) => {
@@ -64,8 +66,9 @@ t.test('every request and response of every operation has an example', async (t)
       for (const [type, media] of Object.entries(operation.requestBody?.content ?? {}) as Array<[string, { example?: unknown }]>) {
         t.ok(media.example, `${method} ${path} request ${type}`)
       }
-      for (const [status, response] of Object.entries(operation.responses) as Array<[string, { description: string, content: Record<string, { example?: any }> }]>) {
-        const example = response.content['application/json']?.example
+      for (const [status, response] of Object.entries(operation.responses) as Array<[string, { description: string, content?: Record<string, { example?: any }> }]>) {
+        if (status === '304') continue // Not modified: no body to show
+        const example = response.content?.['application/json']?.example
         t.ok(example, `${method} ${path} ${status}`)
         if (Number(status) >= 400) t.same(example, { error: { code: Number(status), message: response.description } })
       }
