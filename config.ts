@@ -28,8 +28,8 @@ export const ConfigSchema = Type.Object({
   /** Address of the metrics listener; HOST by default. */
   METRICS_HOST: Type.Optional(Type.String({ minLength: 1 })),
   /**
-   * Seconds a replica keeps serving after SIGTERM, its readiness answering 503 and every
-   * response closing its connection, before it stops accepting (plugins/drain.ts).
+   * Seconds a replica keeps serving after SIGTERM, its readiness answering 503, before it stops
+   * accepting (plugins/drain.ts).
    */
   DRAIN_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 5 }),
   LOG_LEVEL: Type.Union(
