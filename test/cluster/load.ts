@@ -22,7 +22,7 @@ const MARKDOWN = '# Release notes\n\n' + Array.from({ length: 20 }, (_, i) =>
 /**
  * A bounded, mixed load through the balancer on keep-alive connections: `connections` clients
  * in a closed loop, each with a user of its own, cycling through sun, the user list, Markdown
- * and a token refresh (which rotates the client's refresh token, so a lost refresh shows too).
+ * and a token refresh: two GETs and two POSTs, which a balancer may or may not repeat.
  */
 export async function startLoad (cluster: Cluster, users: Array<{ username: string, password: string }>, maxRequests = 200_000): Promise<Load> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: users.length })
@@ -61,7 +61,7 @@ export async function startLoad (cluster: Cluster, users: Array<{ username: stri
           break
         default: {
           const answer = await send('POST', '/api/auth/refresh', '/api/auth/refresh', { json: { refresh_token: tokens.refresh_token } })
-          if (answer !== undefined) tokens = { ...tokens, ...answer.json() }
+          if (answer !== undefined) tokens = { ...tokens, access_token: answer.json().access_token }
         }
       }
     }
