@@ -5,6 +5,7 @@ import underPressure from '@fastify/under-pressure'
 import { type Config, trustProxyOption } from './config.js'
 import { packageInfo } from './lib/package-info.js'
 import { redactUrl } from './lib/redact.js'
+import directory from './plugins/directory.js'
 import drain from './plugins/drain.js'
 import errors, { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
 import health from './plugins/health.js'
@@ -84,6 +85,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(drain, { delayMs: config.DRAIN_SECONDS * 1000 })
   await app.register(underPressure, { maxEventLoopDelay: options.maxEventLoopDelayMs ?? DEFAULT_MAX_EVENT_LOOP_DELAY_MS, retryAfter: 10 })
   await app.register(store, { databaseUrl: config.DATABASE_URL })
+  await app.register(directory)
   await app.register(tokens, {
     currentSecret: config.JWT_SECRET,
     previousSecrets: config.JWT_PREVIOUS_SECRETS,

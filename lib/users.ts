@@ -1,5 +1,3 @@
-import type { UserRecord } from './store/user-store.js'
-
 /** Whole years from `birthdate` (YYYY-MM-DD) to `today` (UTC). */
 export function ageOn (birthdate: string, today: Date): number {
   const [year, month, day] = birthdate.split('-').map(Number) as [number, number, number]
@@ -9,8 +7,9 @@ export function ageOn (birthdate: string, today: Date): number {
   return beforeBirthday ? age - 1 : age
 }
 
-export function isOnline (user: UserRecord, nowMs: number, windowSeconds: number): boolean {
-  return user.lastSeenAt !== null && nowMs - user.lastSeenAt <= windowSeconds * 1000
+/** Whether a user last seen at `lastSeenAt` (UNIX ms, 0 for never) is online at `nowMs`. */
+export function isOnline (lastSeenAt: number, nowMs: number, windowSeconds: number): boolean {
+  return lastSeenAt > 0 && nowMs - lastSeenAt <= windowSeconds * 1000
 }
 
 /** Zero-based offset and bounds of a 1-based page. */

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect } from 'kysely'
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect, type SqliteDatabase } from 'kysely'
 import pg from 'pg'
 import { sqliteFileOf } from './database-url.js'
 import type { Database } from './schema.js'
@@ -48,6 +48,31 @@ function destroyingBrokenClients (pool: pg.Pool): PostgresPool {
   }
 }
 
+/** Distinct statements kept prepared; the hot ones are a handful. */
+const PREPARED_STATEMENTS = 100
+
+/**
+ * The database as Kysely takes it, but a statement is prepared once per SQL text, not for every
+ * query (Kysely's SQLite driver prepares each anew, and preparing cost more than running the
+ * small queries of a request). better-sqlite3 runs a statement synchronously, so one object
+ * can serve every query of its text.
+ */
+function reusingStatements (database: BetterSqlite3.Database): SqliteDatabase {
+  const prepared = new Map<string, BetterSqlite3.Statement>()
+  return {
+    close: () => { database.close() },
+    prepare (text: string) {
+      let statement = prepared.get(text)
+      if (statement === undefined) {
+        if (prepared.size >= PREPARED_STATEMENTS) prepared.clear()
+        statement = database.prepare(text)
+        prepared.set(text, statement)
+      }
+      return statement
+    }
+  }
+}
+
 export function connect (databaseUrl: string): Connection {
   const sqliteFile = sqliteFileOf(databaseUrl)
   if (sqliteFile !== undefined) {
@@ -59,7 +84,7 @@ export function connect (databaseUrl: string): Connection {
     database.pragma('journal_mode = WAL')
     database.pragma('busy_timeout = 1000')
     database.pragma('synchronous = NORMAL')
-    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite', sqliteFile }
+    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) }), dialect: 'sqlite', sqliteFile }
   }
   const pool = new pg.Pool({
     connectionString: databaseUrl,

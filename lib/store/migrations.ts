@@ -27,7 +27,60 @@ function migrationsFor (dialect: Dialect): Record<string, Migration> {
       async down (db: Kysely<any>) {
         await db.schema.dropTable('users').execute()
       }
-    }
+    },
+    '0002_user_stats': dialect === 'postgres' ? userStatsOnPostgres : userStatsOnSqlite
+  }
+}
+
+/**
+ * One row that every change to the users bumps, in the same transaction as the change: the
+ * number of users, a version of the membership (insert, delete: the id order of the list) and
+ * one of the credentials (delete, a new token version: which tokens hold). A replica reads it
+ * once per request and keeps everything else it may cache only while its version holds.
+ */
+const createUserStats = async (db: Kysely<any>): Promise<void> => {
+  await db.schema.createTable('user_stats')
+    .addColumn('id', 'integer', (col) => col.primaryKey().check(sql`id = 1`))
+    .addColumn('user_count', 'bigint', (col) => col.notNull())
+    .addColumn('members_version', 'bigint', (col) => col.notNull())
+    .addColumn('credentials_version', 'bigint', (col) => col.notNull())
+    .execute()
+  await sql`insert into user_stats (id, user_count, members_version, credentials_version) select 1, count(*), 0, 0 from users`.execute(db)
+}
+
+const userStatsOnSqlite: Migration = {
+  async up (db: Kysely<any>) {
+    await createUserStats(db)
+    await sql`create trigger users_inserted after insert on users begin
+      update user_stats set user_count = user_count + 1, members_version = members_version + 1; end`.execute(db)
+    await sql`create trigger users_deleted after delete on users begin
+      update user_stats set user_count = user_count - 1, members_version = members_version + 1,
+        credentials_version = credentials_version + 1; end`.execute(db)
+    await sql`create trigger users_revoked after update of token_version on users begin
+      update user_stats set credentials_version = credentials_version + 1; end`.execute(db)
+  }
+}
+
+// Statement-level triggers: a seed's INSERT of thousands of rows updates the row once.
+const userStatsOnPostgres: Migration = {
+  async up (db: Kysely<any>) {
+    await createUserStats(db)
+    await sql`create function users_inserted() returns trigger language plpgsql as $$ begin
+      update user_stats set user_count = user_count + (select count(*) from inserted), members_version = members_version + 1;
+      return null; end $$`.execute(db)
+    await sql`create function users_deleted() returns trigger language plpgsql as $$ begin
+      update user_stats set user_count = user_count - (select count(*) from deleted), members_version = members_version + 1,
+        credentials_version = credentials_version + 1;
+      return null; end $$`.execute(db)
+    await sql`create function users_revoked() returns trigger language plpgsql as $$ begin
+      update user_stats set credentials_version = credentials_version + 1;
+      return null; end $$`.execute(db)
+    await sql`create trigger users_inserted after insert on users referencing new table as inserted
+      for each statement execute function users_inserted()`.execute(db)
+    await sql`create trigger users_deleted after delete on users referencing old table as deleted
+      for each statement execute function users_deleted()`.execute(db)
+    await sql`create trigger users_revoked after update of token_version on users
+      for each statement execute function users_revoked()`.execute(db)
   }
 }
 

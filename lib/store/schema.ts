@@ -16,6 +16,16 @@ export interface UsersTable {
   created_at: number | string
 }
 
+/** One row (id 1), kept by triggers on users: see migration 0002_user_stats. */
+export interface UserStatsTable {
+  id: number
+  /** PostgreSQL returns BIGINT as a string, SQLite as a number. */
+  user_count: number | string
+  members_version: number | string
+  credentials_version: number | string
+}
+
 export interface Database {
   users: UsersTable
+  user_stats: UserStatsTable
 }

@@ -20,6 +20,14 @@ export interface UserRecord extends NewUser {
   createdAt: number
 }
 
+export interface UserStats {
+  userCount: number
+  /** Moves with every user added or removed: positions in the id order may have changed. */
+  membersVersion: number
+  /** Moves with every removal and password change: tokens of a user may have stopped holding. */
+  credentialsVersion: number
+}
+
 export class UsernameTakenError extends Error {
   override name = 'UsernameTakenError'
   constructor (readonly username: string) {
@@ -83,15 +91,34 @@ export class UserStore {
     return row === undefined ? undefined : toRecord(row)
   }
 
+  /** The counters that every change to the users moves, read in one round trip. */
+  async stats (): Promise<UserStats> {
+    const row = await this.db.selectFrom('user_stats').select(['user_count', 'members_version', 'credentials_version'])
+      .where('id', '=', 1).executeTakeFirstOrThrow()
+    return { userCount: Number(row.user_count), membersVersion: Number(row.members_version), credentialsVersion: Number(row.credentials_version) }
+  }
+
   async count (): Promise<number> {
-    const { total } = await this.db.selectFrom('users').select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow()
-    return Number(total)
+    return (await this.stats()).userCount
   }
 
   /** Users in `id` order, `limit` of them after skipping `offset`. */
   async list (offset: number, limit: number): Promise<UserRecord[]> {
-    const rows = await this.db.selectFrom('users').selectAll().orderBy('id', 'asc').limit(limit).offset(offset).execute()
+    return await this.listFrom(0, offset, limit)
+  }
+
+  /** Users in `id` order from `firstId` on, `limit` of them after skipping `skip`. */
+  async listFrom (firstId: number, skip: number, limit: number): Promise<UserRecord[]> {
+    const rows = await this.db.selectFrom('users').selectAll().where('id', '>=', firstId)
+      .orderBy('id', 'asc').limit(limit).offset(skip).execute()
     return rows.map(toRecord)
+  }
+
+  /** The ids at positions 0, `spacing`, 2 × `spacing`… of the id order, in one scan of the index. */
+  async idsEvery (spacing: number): Promise<number[]> {
+    const { rows } = await sql<{ id: number }>`select id from (select id, row_number() over (order by id) as position from users) as ranked
+      where (position - 1) % ${spacing} = 0 order by id`.execute(this.db)
+    return rows.map((row) => Number(row.id))
   }
 
   async add (user: NewUser, now = Date.now()): Promise<UserRecord> {
@@ -145,7 +172,15 @@ export class UserStore {
     return result.numDeletedRows > 0n
   }
 
-  async markSeen (id: number, at = Date.now()): Promise<void> {
-    await this.db.updateTable('users').set({ last_seen_at: at }).where('id', '=', id).execute()
+  /** Many users' activity (id → UNIX ms) in one statement; a time never moves back. */
+  async recordActivity (seen: ReadonlyMap<number, number>): Promise<void> {
+    if (seen.size === 0) return
+    const query = this.dialect === 'postgres'
+      ? sql`update users set last_seen_at = greatest(users.last_seen_at, seen.at)
+          from unnest(${[...seen.keys()]}::bigint[], ${[...seen.values()]}::bigint[]) as seen(id, at) where users.id = seen.id`
+      : sql`update users set last_seen_at = max(coalesce(users.last_seen_at, 0), seen.at)
+          from (select value ->> 0 as id, value ->> 1 as at from json_each(${JSON.stringify([...seen])})) as seen
+          where users.id = seen.id`
+    await query.execute(this.db)
   }
 }

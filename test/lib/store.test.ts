@@ -13,11 +13,11 @@ const newUser = (username: string, overrides: Partial<NewUser> = {}): NewUser =>
 async function storeContract (t: Test, databaseUrl: string) {
   const store = UserStore.open(databaseUrl)
   t.teardown(async () => { await store.close() })
-  t.same(await store.migrate(), ['0001_users'], 'the first migration applies')
+  t.same(await store.migrate(), ['0001_users', '0002_user_stats'], 'the migrations apply')
   t.same(await store.migrate(), [], 'and only once')
   await store.ping()
 
-  t.equal(await store.count(), 0)
+  t.same(await store.stats(), { userCount: 0, membersVersion: 0, credentialsVersion: 0 })
   const ada = await store.add(newUser('ada'), 1_700_000_000_000)
   const grace = await store.add(newUser('grace', { birthdate: '1906-12-09', shortDesc: '' }))
   t.match(ada, { id: Number, username: 'ada', passwordHash: 'hash-of-ada', birthdate: '1991-03-04', tokenVersion: 0, lastSeenAt: null, createdAt: 1_700_000_000_000 })
@@ -25,15 +25,31 @@ async function storeContract (t: Test, databaseUrl: string) {
   await t.rejects(store.add(newUser('ada')), UsernameTakenError)
 
   t.equal(await store.count(), 2)
+  t.match(await store.stats(), { userCount: 2, credentialsVersion: 0 }, 'adding users leaves every token valid')
+  const afterAdding = await store.stats()
+  t.ok(afterAdding.membersVersion > 0, 'but moves the members version')
   t.same((await store.list(0, 1)).map((u) => u.username), ['ada'])
   t.same((await store.list(1, 10)).map((u) => u.username), ['grace'])
   t.same(await store.list(5, 10), [])
 
-  await store.markSeen(ada.id, 1_800_000_000_000)
-  t.equal((await store.findById(ada.id))?.lastSeenAt, 1_800_000_000_000, 'a time past 2038 survives')
+  t.same(await store.listFrom(grace.id, 0, 10), await store.list(1, 10), 'a list may start from an id')
+  t.same(await store.idsEvery(1), [ada.id, grace.id])
+  t.same(await store.idsEvery(2), [ada.id])
 
+  await store.recordActivity(new Map([[ada.id, 1_800_000_000_000], [grace.id, 1_700_000_000_000], [999_999, 1]]))
+  t.equal((await store.findById(ada.id))?.lastSeenAt, 1_800_000_000_000, 'a time past 2038 survives')
+  t.equal((await store.findById(grace.id))?.lastSeenAt, 1_700_000_000_000, 'several users in one statement')
+  await store.recordActivity(new Map([[ada.id, 1_750_000_000_000]]))
+  t.equal((await store.findById(ada.id))?.lastSeenAt, 1_800_000_000_000, 'an earlier time (from a slower replica) never moves it back')
+  t.same(await store.stats(), afterAdding, 'activity moves no counter')
+
+  await store.replacePasswordHash(ada.id, 'hash-of-ada', 'rehashed')
+  t.same(await store.stats(), afterAdding, 'nor does a rehash of the same password')
   t.equal(await store.changePassword('ada', 'new-hash'), true)
   t.match(await store.findByUsername('ada'), { passwordHash: 'new-hash', tokenVersion: 1 })
+  const afterPasswordChange = await store.stats()
+  t.ok(afterPasswordChange.credentialsVersion > afterAdding.credentialsVersion, 'a password change moves the credentials version')
+  t.equal(afterPasswordChange.membersVersion, afterAdding.membersVersion, 'and leaves the id order as it was')
   t.equal(await store.changePassword('nobody', 'x'), false)
 
   await store.replacePasswordHash(ada.id, 'stale-hash', 'ignored')
@@ -45,6 +61,12 @@ async function storeContract (t: Test, databaseUrl: string) {
   t.equal(await store.remove('grace'), false)
   t.equal(await store.findByUsername('grace'), undefined)
   t.equal(await store.findById(grace.id), undefined)
+  const afterRemoval = await store.stats()
+  t.equal(afterRemoval.userCount, 1)
+  t.ok(afterRemoval.membersVersion > afterPasswordChange.membersVersion && afterRemoval.credentialsVersion > afterPasswordChange.credentialsVersion,
+    'a removal moves both versions')
+  await store.addMany([newUser('x1'), newUser('x2'), newUser('x3')])
+  t.equal((await store.stats()).userCount, 4, 'a batch insert counts every row')
 }
 
 t.test('SQLite store', async (t) => {

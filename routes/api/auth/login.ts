@@ -36,7 +36,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     if (needsRehash(user.passwordHash)) {
       await fastify.store.replacePasswordHash(user.id, user.passwordHash, await hashPassword(password))
     }
-    await fastify.store.markSeen(user.id)
+    fastify.activity.seen(user.id)
     return {
       access_token: fastify.tokens.issueAccessToken(user),
       refresh_token: fastify.tokens.issueRefreshToken(user),

@@ -23,7 +23,6 @@ const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
       () => new HttpError(400, REFRESH_TOKEN_REFUSED))
   }, async (request) => {
     const user = request.user as UserRecord
-    await fastify.store.markSeen(user.id)
     return {
       access_token: fastify.tokens.issueAccessToken(user),
       expires_in: fastify.tokens.accessTtlSeconds

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
 import { UserListQuery, UserPage } from '../../../schemas/user.js'
 import { ageOn, isOnline, linkedPages, pageWindow, totalPages } from '../../../lib/users.js'
-import type { UserRecord } from '../../../lib/store/user-store.js'
+import type { UserRecord, UserStats } from '../../../lib/store/user-store.js'
 import { ACCESS_TOKEN_REFUSED } from '../../../plugins/tokens.js'
 
 const DEFAULT_PER_PAGE = 20
@@ -34,8 +34,9 @@ const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options
     const page = request.query.page ?? 1
     const perPage = request.query.per_page ?? DEFAULT_PER_PAGE
     const { offset, limit } = pageWindow(page, perPage)
-    const total = await fastify.store.count()
-    const users = offset < total ? await fastify.store.list(offset, limit) : []
+    const stats = request.userStats as UserStats
+    const users = await fastify.directory.page(stats, offset, limit)
+    const total = stats.userCount
     const lastPage = totalPages(total, perPage)
     const now = new Date()
     const toPublicUser = (user: UserRecord) => ({
@@ -45,7 +46,8 @@ const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options
       gender: user.gender,
       short_desc: user.shortDesc,
       age: ageOn(user.birthdate, now),
-      online: isOnline(user, now.getTime(), options.onlineWindowSeconds)
+      // This replica's own activity may not be written yet.
+      online: isOnline(Math.max(user.lastSeenAt ?? 0, fastify.activity.lastSeen(user.id) ?? 0), now.getTime(), options.onlineWindowSeconds)
     })
     return {
       meta: { count_total: total, count_loaded: users.length, current_page: page, total_pages: lastPage },

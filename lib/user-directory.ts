@@ -1,0 +1,65 @@
+import type { UserRecord, UserStats, UserStore } from './store/user-store.js'
+
+/** Every this many users the id at that position is kept, so a deep page skips at most this many. */
+export const PAGE_ANCHOR_SPACING = 500
+/** Users kept for token checks; past it the cache starts again (active users refill it). */
+const MAX_CACHED_USERS = 10_000
+
+/**
+ * The users as requests need them, with one read of the store's change counters per request
+ * (`sync`) instead of a read of the user, a count and a scan. Everything cached here holds only
+ * while the counter it depends on has not moved, so a change made anywhere (another replica,
+ * the CLI) shows in the next request of every replica: a removed user or a changed password
+ * fails the next token check, an added user is in the next count.
+ */
+export class UserDirectory {
+  private stats: UserStats | undefined
+  private readonly users = new Map<number, UserRecord>()
+  /** The id at each multiple of PAGE_ANCHOR_SPACING in the id order, for one membersVersion. */
+  private anchors: { membersVersion: number, ids: Promise<number[]> } | undefined
+
+  constructor (private readonly store: UserStore) {}
+
+  /** Reads the counters; drops what they say changed. A request calls it before anything else. */
+  async sync (): Promise<UserStats> {
+    const stats = await this.store.stats()
+    if (stats.credentialsVersion !== this.stats?.credentialsVersion) this.users.clear()
+    this.stats = stats
+    return stats
+  }
+
+  /** The user as of the last `sync`, or undefined if removed. */
+  async user (id: number): Promise<UserRecord | undefined> {
+    const cached = this.users.get(id)
+    if (cached !== undefined) return cached
+    const version = this.stats?.credentialsVersion
+    const user = await this.store.findById(id)
+    // Kept only if no sync moved the version while the read was under way.
+    if (user !== undefined && version === this.stats?.credentialsVersion) {
+      if (this.users.size >= MAX_CACHED_USERS) this.users.clear()
+      this.users.set(id, user)
+    }
+    return user
+  }
+
+  /** `limit` users in id order after the first `offset`, as of `stats` (from this request's sync). */
+  async page (stats: UserStats, offset: number, limit: number): Promise<UserRecord[]> {
+    if (offset >= stats.userCount) return []
+    if (offset < PAGE_ANCHOR_SPACING) return await this.store.list(offset, limit)
+    const ids = await this.anchorsFor(stats.membersVersion)
+    const anchor = Math.floor(offset / PAGE_ANCHOR_SPACING)
+    const firstId = ids[anchor]
+    // The users changed again since `stats`: the plain scan is right whatever happened.
+    if (firstId === undefined) return await this.store.list(offset, limit)
+    return await this.store.listFrom(firstId, offset - anchor * PAGE_ANCHOR_SPACING, limit)
+  }
+
+  private async anchorsFor (membersVersion: number): Promise<number[]> {
+    if (this.anchors?.membersVersion !== membersVersion) {
+      const ids = this.store.idsEvery(PAGE_ANCHOR_SPACING)
+      this.anchors = { membersVersion, ids }
+      ids.catch(() => { if (this.anchors?.ids === ids) this.anchors = undefined })
+    }
+    return await this.anchors.ids
+  }
+}
