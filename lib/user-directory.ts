@@ -4,6 +4,14 @@ import type { UserRecord, UserStats, UserStore } from './store/user-store.js'
 export const PAGE_ANCHOR_SPACING = 500
 /** Users kept for token checks; past it the cache starts again (active users refill it). */
 const MAX_CACHED_USERS = 10_000
+/** Pages kept; past it the cache starts again. */
+const MAX_CACHED_PAGES = 1000
+/**
+ * How long a page is reused while the members stay the same. Its users cannot change but for
+ * their activity, which is written once a second anyway (plugins/directory.ts): another
+ * replica's activity shows here at most this much later.
+ */
+export const PAGE_REUSE_MS = 1000
 
 /**
  * The users as requests need them, with one read of the store's change counters per request
@@ -17,6 +25,7 @@ export class UserDirectory {
   private readonly users = new Map<number, UserRecord>()
   /** The id at each multiple of PAGE_ANCHOR_SPACING in the id order, for one membersVersion. */
   private anchors: { membersVersion: number, ids: Promise<number[]> } | undefined
+  private readonly pages = new Map<string, { membersVersion: number, readAt: number, users: Promise<UserRecord[]> }>()
 
   constructor (private readonly store: UserStore) {}
 
@@ -45,8 +54,20 @@ export class UserDirectory {
   /** `limit` users in id order after the first `offset`, as of `stats` (from this request's sync). */
   async page (stats: UserStats, offset: number, limit: number): Promise<UserRecord[]> {
     if (offset >= stats.userCount) return []
+    const key = `${offset}:${limit}`
+    const now = Date.now()
+    const cached = this.pages.get(key)
+    if (cached?.membersVersion === stats.membersVersion && now - cached.readAt < PAGE_REUSE_MS) return await cached.users
+    if (this.pages.size >= MAX_CACHED_PAGES) this.pages.clear()
+    const users = this.readPage(stats.membersVersion, offset, limit)
+    this.pages.set(key, { membersVersion: stats.membersVersion, readAt: now, users })
+    users.catch(() => { if (this.pages.get(key)?.users === users) this.pages.delete(key) })
+    return await users
+  }
+
+  private async readPage (membersVersion: number, offset: number, limit: number): Promise<UserRecord[]> {
     if (offset < PAGE_ANCHOR_SPACING) return await this.store.list(offset, limit)
-    const ids = await this.anchorsFor(stats.membersVersion)
+    const ids = await this.anchorsFor(membersVersion)
     const anchor = Math.floor(offset / PAGE_ANCHOR_SPACING)
     const firstId = ids[anchor]
     // The users changed again since `stats`: the plain scan is right whatever happened.

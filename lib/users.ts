@@ -1,10 +1,16 @@
+/**
+ * Whole years from a birthdate (YYYY-MM-DD) to `today` (UTC), for many birthdates: `today` is
+ * taken apart once, and 'MM-DD' strings compare as the dates do.
+ */
+export function agesOn (today: Date): (birthdate: string) => number {
+  const year = today.getUTCFullYear()
+  const monthDay = `${String(today.getUTCMonth() + 1).padStart(2, '0')}-${String(today.getUTCDate()).padStart(2, '0')}`
+  return (birthdate) => year - Number(birthdate.slice(0, 4)) - (birthdate.slice(5) > monthDay ? 1 : 0)
+}
+
 /** Whole years from `birthdate` (YYYY-MM-DD) to `today` (UTC). */
 export function ageOn (birthdate: string, today: Date): number {
-  const [year, month, day] = birthdate.split('-').map(Number) as [number, number, number]
-  const age = today.getUTCFullYear() - year
-  const beforeBirthday = today.getUTCMonth() + 1 < month ||
-    (today.getUTCMonth() + 1 === month && today.getUTCDate() < day)
-  return beforeBirthday ? age - 1 : age
+  return agesOn(today)(birthdate)
 }
 
 /** Whether a user last seen at `lastSeenAt` (UNIX ms, 0 for never) is online at `nowMs`. */

@@ -14,6 +14,8 @@ export interface Connection {
   dialect: Dialect
   /** The file of an embedded database; undefined for a server database. */
   sqliteFile?: string
+  /** The embedded database itself, for the few reads that must not pay for Kysely's queueing. */
+  sqlite?: BetterSqlite3.Database
   /** The connection pool of a server database; an embedded one has none. */
   pool?: PoolStats
 }
@@ -84,7 +86,7 @@ export function connect (databaseUrl: string): Connection {
     database.pragma('journal_mode = WAL')
     database.pragma('busy_timeout = 1000')
     database.pragma('synchronous = NORMAL')
-    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) }), dialect: 'sqlite', sqliteFile }
+    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) }), dialect: 'sqlite', sqliteFile, sqlite: database }
   }
   const pool = new pg.Pool({
     connectionString: databaseUrl,

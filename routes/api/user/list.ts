@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
 import { UserListQuery, UserPage } from '../../../schemas/user.js'
-import { ageOn, isOnline, linkedPages, pageWindow, totalPages } from '../../../lib/users.js'
+import { agesOn, isOnline, linkedPages, pageWindow, totalPages } from '../../../lib/users.js'
 import type { UserRecord, UserStats } from '../../../lib/store/user-store.js'
 import { ACCESS_TOKEN_REFUSED } from '../../../plugins/tokens.js'
 
@@ -39,13 +39,14 @@ const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options
     const total = stats.userCount
     const lastPage = totalPages(total, perPage)
     const now = new Date()
+    const ageOf = agesOn(now)
     const toPublicUser = (user: UserRecord) => ({
       id: String(user.id),
       name: user.name,
       birthdate: user.birthdate,
       gender: user.gender,
       short_desc: user.shortDesc,
-      age: ageOn(user.birthdate, now),
+      age: ageOf(user.birthdate),
       // This replica's own activity may not be written yet.
       online: isOnline(Math.max(user.lastSeenAt ?? 0, fastify.activity.lastSeen(user.id) ?? 0), now.getTime(), options.onlineWindowSeconds)
     })
