@@ -10,19 +10,20 @@
  * 2. Throughput of POST /api/markdown/parse on a ~5 KB README against a bare node:http server
  *    that only calls markdown-it (same options) on the same document: both servers run in
  *    child processes (this file, forked with an argument), autocannon loads them in turn
- *    from this process over loopback, for a fixed time each.
+ *    from this process over loopback, alternating for three rounds; the ratio of their rates
+ *    and of their p99s. Then GET /health/live's latency while the service renders 1 MiB of
+ *    the slowest pathological input.
  *
  *   npm run bench:markdown                    both parts (builds first: the route timings run dist/)
  *   npm run bench:markdown -- pathological    part 1 (MARKDOWN_BENCH_ONLY=<substring> for some)
- *   npm run bench:markdown -- throughput      part 2 (MARKDOWN_BENCH_SECONDS, default 10)
+ *   npm run bench:markdown -- throughput      part 2 (MARKDOWN_BENCH_SECONDS a round, default 5)
  *
  * `pathologicalCases` is also what test/lib/markdown.test.ts renders at ~100 KB, asserting a
  * structural property of each output rather than a time.
  */
-import { fork, type ChildProcess } from 'node:child_process'
+import { fork } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { createServer } from 'node:http'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -32,6 +33,7 @@ import {
   MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR, renderSafeMarkdown
 } from '../lib/markdown.js'
 import { importBuiltApp } from './built-app.js'
+import { autocannon, type AutocannonResult, type BenchRequest, describeRun, mean, reportPort, startChild } from './harness.js'
 
 export interface PathologicalCase {
   name: string
@@ -673,63 +675,80 @@ async function serveApp (): Promise<number> {
   return typeof address === 'object' && address !== null ? address.port : 0
 }
 
-/** Starts this file as a server child process and resolves with its port. */
-async function startServer (role: 'serve-app' | 'serve-bare'): Promise<{ child: ChildProcess, port: number }> {
-  const child = fork(fileURLToPath(import.meta.url), [role], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('message', (message) => { resolve(Number(message)) })
-    child.once('exit', (code) => { reject(new Error(`${role} exited with ${code}`)) })
-  })
-  return { child, port }
+const README_REQUEST: BenchRequest = {
+  method: 'POST',
+  path: '/api/markdown/parse',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ markdown: README })
+}
+const THROUGHPUT_ROUNDS = 3
+const HEALTH_PROBE_INTERVAL_MS = 10
+
+/** `GET /health/live` one request at a time until `until` settles: the latencies, in ms. */
+async function probeLiveness (url: string, until: Promise<unknown>): Promise<number[]> {
+  let done = false
+  void until.finally(() => { done = true })
+  const latencies: number[] = []
+  while (!done) {
+    const started = performance.now()
+    const response = await fetch(`${url}/health/live`)
+    await response.arrayBuffer()
+    latencies.push(performance.now() - started)
+    await new Promise((resolve) => setTimeout(resolve, HEALTH_PROBE_INTERVAL_MS))
+  }
+  return latencies
 }
 
-interface LoadResult { requestsPerSecond: number, non2xx: number, errors: number, latencyP99: number }
-
-/** The part of autocannon's programmatic API used here (the package ships no types). */
-type Autocannon = (options: {
-  url: string, method: string, headers: Record<string, string>, body: string,
-  connections: number, pipelining: number, duration: number
-}) => Promise<{ requests: { average: number }, latency: { p99: number }, non2xx: number, errors: number }>
-
-async function load (port: number, seconds: number): Promise<LoadResult> {
-  const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon
-  const result = await autocannon({
-    url: `http://127.0.0.1:${port}/api/markdown/parse`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ markdown: README }),
-    connections: 10,
-    pipelining: 1,
-    duration: seconds
+/** The slowest 1 MiB category, rendered through the service while a probe measures liveness. */
+async function livenessDuringHostileRender (url: string): Promise<void> {
+  const hostile = pathologicalCases.find(({ name }) => name.startsWith('lazy lines')) ?? pathologicalCases[0]
+  if (hostile === undefined) throw new Error('no pathological case')
+  const render = fetch(`${url}/api/markdown/parse`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ markdown: hostile.generate(MiB) })
+  }).then(async (response) => {
+    await response.arrayBuffer()
+    if (response.status !== 200) throw new Error(`the 1 MiB render answered ${response.status}`)
   })
-  return { requestsPerSecond: result.requests.average, non2xx: result.non2xx, errors: result.errors, latencyP99: result.latency.p99 }
+  const started = performance.now()
+  const latencies = (await Promise.all([probeLiveness(url, render), render]))[0].sort((a, b) => a - b)
+  const percentile = (p: number) => (latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN).toFixed(1)
+  console.log(`GET /health/live while 1 MiB of "${hostile.name}" renders (${(performance.now() - started).toFixed(0)} ms): ` +
+    `${latencies.length} probes, p50 ${percentile(0.5)} ms, p99 ${percentile(0.99)} ms, max ${percentile(1)} ms (goal: p99 under 50 ms)`)
 }
 
 async function benchThroughput (): Promise<void> {
-  const seconds = Number(process.env.MARKDOWN_BENCH_SECONDS ?? 10)
-  console.log(`\nThroughput, ${(Buffer.byteLength(README) / KiB).toFixed(1)} KiB README, 10 connections, ${seconds} s each, loopback`)
-  const results: Record<string, LoadResult> = {}
-  for (const role of ['serve-bare', 'serve-app'] as const) {
-    const { child, port } = await startServer(role)
-    try {
-      await load(port, 1) // warm-up
-      results[role] = await load(port, seconds)
-    } finally {
-      child.kill('SIGTERM')
+  const seconds = Number(process.env.MARKDOWN_BENCH_SECONDS ?? 5)
+  console.log(`\nThroughput, ${(Buffer.byteLength(README) / KiB).toFixed(1)} KiB README, 10 connections, ` +
+    `${THROUGHPUT_ROUNDS} × ${seconds} s each, servers alternating, loopback`)
+  const thisFile = fileURLToPath(import.meta.url)
+  const servers = { bare: await startChild(thisFile, ['serve-bare']), service: await startChild(thisFile, ['serve-app']) }
+  try {
+    const load = async (url: string, duration: number): Promise<AutocannonResult> =>
+      await autocannon({ url, connections: 10, duration, requests: [README_REQUEST] })
+    for (const server of Object.values(servers)) await load(server.url, 2)
+    const results: Record<keyof typeof servers, AutocannonResult[]> = { bare: [], service: [] }
+    for (let round = 1; round <= THROUGHPUT_ROUNDS; round++) {
+      for (const name of round % 2 === 1 ? ['bare', 'service'] as const : ['service', 'bare'] as const) {
+        const result = await load(servers[name].url, seconds)
+        results[name].push(result)
+        console.log(`round ${round} ${name.padEnd(8)} ${describeRun(result)}`)
+      }
     }
+    const rate = (name: keyof typeof servers) => mean(results[name].map((r) => r.requests.average))
+    const p99 = (name: keyof typeof servers) => mean(results[name].map((r) => r.latency.p99))
+    console.log(`bare node:http + markdown-it          ${rate('bare').toFixed(0).padStart(7)} req/s  p99 ${p99('bare').toFixed(1)} ms`)
+    console.log(`Meridian POST /api/markdown/parse     ${rate('service').toFixed(0).padStart(7)} req/s  p99 ${p99('service').toFixed(1)} ms`)
+    console.log(`ratio service / bare: ${(rate('service') / rate('bare')).toFixed(2)} (goal: at least 0.90); ` +
+      `p99 service / bare: ${(p99('service') / Math.max(p99('bare'), 1)).toFixed(1)}× (goal: within 2×; a p99 under 1 ms counts as 1 ms)`)
+    await livenessDuringHostileRender(servers.service.url)
+  } finally {
+    for (const server of Object.values(servers)) server.child.kill('SIGTERM')
   }
-  const bare = results['serve-bare']!
-  const app = results['serve-app']!
-  for (const [name, result] of [['bare node:http + markdown-it', bare], ['Meridian POST /api/markdown/parse', app]] as const) {
-    console.log(`${name.padEnd(36)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  p99 ${result.latencyP99} ms  non-2xx ${result.non2xx}  errors ${result.errors}`)
-  }
-  console.log(`ratio service / bare: ${(app.requestsPerSecond / bare.requestsPerSecond).toFixed(2)} (goal: at least 0.70)`)
 }
 
 async function main (mode: string | undefined): Promise<void> {
   if (mode === 'serve-app' || mode === 'serve-bare') {
-    const port = await (mode === 'serve-app' ? serveApp() : serveBareRenderer())
-    process.send?.(port)
+    reportPort(await (mode === 'serve-app' ? serveApp() : serveBareRenderer()))
     process.on('SIGTERM', () => process.exit(0))
     return
   }

@@ -32,16 +32,16 @@ export class ActivityRecorder {
   }
 
   /** Writes what is pending; on failure (the database away) keeps it for the next interval. */
-  async flush (): Promise<void> {
+  async flush (now = Date.now()): Promise<void> {
     if (this.flushing !== undefined) return await this.flushing
-    this.flushing = this.writePending().finally(() => { this.flushing = undefined })
+    this.flushing = this.writePending(now).finally(() => { this.flushing = undefined })
     return await this.flushing
   }
 
-  private async writePending (): Promise<void> {
+  private async writePending (now: number): Promise<void> {
     const batch = this.pending
     this.pending = new Map()
-    const expired = Date.now() - this.intervalMs
+    const expired = now - this.intervalMs
     for (const [userId, at] of this.written) if (at < expired) this.written.delete(userId)
     if (batch.size === 0) return
     try {

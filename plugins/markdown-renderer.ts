@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'
 import { HttpError } from './errors.js'
+import { renderSafeMarkdown } from '../lib/markdown.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,7 +14,7 @@ declare module 'fastify' {
 }
 
 export interface MarkdownRenderer {
-  /** The HTML of lib/markdown.ts, rendered off the event loop; 503 while too much is waiting. */
+  /** The HTML of lib/markdown.ts: small documents at once, others in a thread; 503 while too much is waiting. */
   render: (source: string) => Promise<string>
   /** What is waiting or rendering now, for the metrics. */
   load: () => { pendingCharacters: number, queuedRenders: number }
@@ -45,6 +46,44 @@ export const RENDER_THREAD_YOUNG_GENERATION_MB = 128
 /** One thread fewer than the cores, so that a long render never takes the event loop's core. */
 export const RENDER_THREADS = Math.max(1, availableParallelism() - 1)
 
+/**
+ * How long a render thread stays after its last render. Threads start when a large document
+ * comes and leave when none has for this long, so an idle replica holds none (each holds tens
+ * of MB).
+ */
+export const RENDER_THREAD_IDLE_MS = 10_000
+
+/**
+ * Documents up to this many characters render on the event loop, where they cost no hand-off
+ * to a thread: the slowest input of bench/markdown.ts takes about 3 ms at 8 KiB here (a 5 KB
+ * README about 0.3 ms), against about 1 s at 1 MiB.
+ */
+export const MAX_EVENT_LOOP_RENDER_LENGTH = 8192
+/**
+ * A table pads each short row to its header's width, the one place where rendering time grows
+ * faster than the input: 2 KB of table can be 65,536 cells and 150 ms. A document that could
+ * hold more cells than this (lines × the most `|` on a line) goes to a thread whatever its size.
+ */
+export const MAX_EVENT_LOOP_TABLE_CELLS = 4096
+
+/** Whether `source` renders in a few milliseconds at most, so the event loop may do it. */
+export function rendersQuickly (source: string): boolean {
+  if (source.length > MAX_EVENT_LOOP_RENDER_LENGTH) return false
+  let lines = 1
+  let pipes = 0
+  let widest = 0
+  for (let i = 0; i < source.length; i++) {
+    const code = source.charCodeAt(i)
+    if (code === 0x7c) pipes++
+    else if (code === 0x0a || code === 0x0d) {
+      lines++
+      if (pipes > widest) widest = pipes
+      pipes = 0
+    }
+  }
+  return lines * (Math.max(widest, pipes) + 1) <= MAX_EVENT_LOOP_TABLE_CELLS
+}
+
 export interface MarkdownRendererOptions {
   /** Render threads; by default RENDER_THREADS. */
   threads?: number
@@ -58,8 +97,9 @@ export interface MarkdownRendererOptions {
 const workerFile = new URL(`../lib/markdown-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
 /**
- * Renders Markdown in worker threads, so that a 1 MiB input (up to about 2 s and a few
- * hundred MB of tokens) never stalls the other routes or trips the event-loop check.
+ * Renders large Markdown in worker threads, so that a 1 MiB input (up to about 2 s and a few
+ * hundred MB of tokens) never stalls the other routes or trips the event-loop check; small
+ * documents, whose render takes less than the hand-off, on the event loop.
  */
 export default fp(async function markdownRenderer (fastify: FastifyInstance, options: MarkdownRendererOptions) {
   const {
@@ -69,14 +109,16 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
   } = options
   const pool = new Piscina<string, string>({
     filename: workerFile.href,
-    minThreads: threads,
+    minThreads: 0,
     maxThreads: threads,
+    idleTimeout: RENDER_THREAD_IDLE_MS,
     resourceLimits: { maxOldGenerationSizeMb: threadHeapMb, maxYoungGenerationSizeMb: RENDER_THREAD_YOUNG_GENERATION_MB }
   })
   let pendingLength = 0
 
   fastify.decorate('markdown', {
     async render (source: string): Promise<string> {
+      if (rendersQuickly(source)) return renderSafeMarkdown(source)
       if (pendingLength + source.length > maxPendingLength) {
         throw new HttpError(503, 'Service unavailable', { 'retry-after': '1' })
       }

@@ -81,7 +81,7 @@ t.test('migrate is idempotent', async (t) => {
   const env = { DATABASE_URL: testConfig(t).DATABASE_URL }
   const first = await meridian(['migrate'], env)
   t.equal(first.status, 0, first.stderr)
-  t.equal(first.stdout, 'applied 0001_users\n', 'the first run says what it applied')
+  t.equal(first.stdout, 'applied 0001_users, 0002_user_stats\n', 'the first run says what it applied')
   const second = await meridian(['migrate'], env)
   t.equal(second.status, 0)
   t.match(second.stdout, 'up to date')
@@ -133,6 +133,16 @@ async function seedIntoRunningApp (t: Test, env: Record<string, string>) {
   const again = await meridian(['user', 'seed', '--count', '10'], cliEnv, 'other\n')
   t.equal(again.status, 0, 'a second run never clashes with the first')
   t.equal(await app.store.count(), 9011)
+
+  // The server caches pages, the ids every 500 positions and the count: a change by the CLI shows at once.
+  const lastPage = async () => (await app.inject({ url: `/api/user/list?access_token=${token}&page=91&per_page=100` })).json()
+  const before = await lastPage()
+  t.same(before.meta, { count_total: 9011, count_loaded: 11, current_page: 91, total_pages: 91 }, 'users added by the CLI are counted at once')
+  t.equal((await meridian(['user', 'remove', `seed-${run as string}-0`], cliEnv)).status, 0)
+  const after = await lastPage()
+  t.same(after.meta, { count_total: 9010, count_loaded: 10, current_page: 91, total_pages: 91 }, 'a user removed by the CLI at once')
+  t.same(after.data.map((user: { id: string }) => user.id), before.data.slice(1).map((user: { id: string }) => user.id),
+    'every later user moves up a place, deep pages included')
   t.match((await meridian(['user', 'seed', '--count', 'many'], cliEnv, 'x\n')).stderr, /--count is required/)
 }
 

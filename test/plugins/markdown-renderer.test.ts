@@ -1,10 +1,23 @@
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { build } from '../helper.js'
-import { pathologicalCases } from '../../bench/markdown.js'
-import type { MarkdownRendererOptions } from '../../plugins/markdown-renderer.js'
+import { pathologicalCases, README } from '../../bench/markdown.js'
+import { MAX_EVENT_LOOP_RENDER_LENGTH, rendersQuickly, type MarkdownRendererOptions } from '../../plugins/markdown-renderer.js'
 
 const MiB = 1_048_576
+/** Past MAX_EVENT_LOOP_RENDER_LENGTH: rendered in a thread. */
+const LARGE_DOCUMENT = '# large\n\n' + 'A paragraph of *plain* prose.\n\n'.repeat(400)
+
+t.test('small documents with few possible table cells render on the event loop, the rest in threads', async (t) => {
+  t.ok(rendersQuickly(README), 'a 5 KB README')
+  t.ok(rendersQuickly('x'.repeat(MAX_EVENT_LOOP_RENDER_LENGTH)))
+  t.notOk(rendersQuickly('x'.repeat(MAX_EVENT_LOOP_RENDER_LENGTH + 1)))
+  t.notOk(rendersQuickly(LARGE_DOCUMENT))
+  const paddedTable = '|' + 'a|'.repeat(256) + '\n|' + '-|'.repeat(256) + '\n' + 'x\n'.repeat(256)
+  t.ok(paddedTable.length < 2000)
+  t.notOk(rendersQuickly(paddedTable), '2 KB of table that pads to 65,536 cells')
+  t.notOk(rendersQuickly(paddedTable.replaceAll('\n', '\r')), 'lines ended by CR count too')
+})
 
 /** Half a MiB of lazy lines in a deep block quote: the slowest category, most of a second here. */
 function slowMarkdown (): string {
@@ -66,15 +79,17 @@ t.test('past the pending length, 503 with Retry-After until the renders catch up
   const render = watchNextRender(app)
   const slowReply = post(app, slow)
   await render.started
-  const refused = await post(app, 'one more *paragraph*')
+  const refused = await post(app, LARGE_DOCUMENT)
   t.equal(refused.statusCode, 503)
   t.equal(refused.headers['retry-after'], '1')
   t.same(JSON.parse(refused.body), { error: { code: 503, message: 'Service unavailable' } })
-  t.notOk(render.settled(), 'refused while the first render was running')
+  const small = await post(app, 'one more *paragraph*')
+  t.equal(JSON.parse(small.body).data, '<p>one more <em>paragraph</em></p>\n', 'a small document renders on the event loop meanwhile')
+  t.notOk(render.settled(), 'both answered while the first render was running')
   t.equal((await slowReply).statusCode, 200)
-  const accepted = await post(app, 'one more *paragraph*')
+  const accepted = await post(app, LARGE_DOCUMENT)
   t.equal(accepted.statusCode, 200)
-  t.equal(JSON.parse(accepted.body).data, '<p>one more <em>paragraph</em></p>\n')
+  t.match(JSON.parse(accepted.body).data, /^<h1>large<\/h1>/)
 })
 
 t.test('a render that exhausts its thread heap answers 500; the process and the pool go on', async (t) => {
@@ -82,9 +97,9 @@ t.test('a render that exhausts its thread heap answers 500; the process and the 
   const huge = await post(app, slowMarkdown())
   t.equal(huge.statusCode, 500)
   t.same(JSON.parse(huge.body), { error: { code: 500, message: 'Internal server error' } })
-  const next = await post(app, '# still here')
-  t.equal(next.statusCode, 200)
-  t.equal(JSON.parse(next.body).data, '<h1>still here</h1>\n')
+  const next = await post(app, LARGE_DOCUMENT)
+  t.equal(next.statusCode, 200, 'a new thread renders the next large document')
+  t.match(JSON.parse(next.body).data, /^<h1>large<\/h1>/)
 })
 
 t.test('closing the app waits for a render in progress', async (t) => {
