@@ -246,21 +246,22 @@ async function benchMemory (): Promise<void> {
   const server = spawn(process.execPath, [cli, 'serve'], { env, stdio: 'inherit' })
   try {
     const url = `http://127.0.0.1:${port}`
-    let tokens: { access_token: string, refresh_token: string } | undefined
-    for (let attempt = 0; tokens === undefined; attempt++) {
-      const response = await fetch(`${url}/api/auth/login`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'bench', password: BENCH_PASSWORD })
-      }).catch(async (error: unknown) => {
-        if (attempt > 100) throw error
-        await new Promise((resolve) => setTimeout(resolve, 100))
-      })
-      if (response !== undefined) tokens = await response.json() as { access_token: string, refresh_token: string }
+    for (let attempt = 0; !(await fetch(`${url}/health/ready`).then((r) => r.ok, () => false)); attempt++) {
+      if (attempt > 100) throw new Error('the server did not become ready')
+      await new Promise((resolve) => setTimeout(resolve, 100))
     }
-    const service = { accessToken: tokens.access_token, refreshToken: tokens.refresh_token }
-    await new Promise((resolve) => setTimeout(resolve, 2000))
     const pid = server.pid ?? 0
     console.log('\nResident memory of `meridian serve` (SQLite, 1,001 users; goal: idle under 120 MB, flat under load)')
-    console.log(`idle after start: ${residentMb(pid).toFixed(0)} MB`)
+    for (const seconds of [2, 12]) {
+      await new Promise((resolve) => setTimeout(resolve, seconds === 2 ? 2000 : 10_000))
+      console.log(`idle ${seconds} s after start: ${residentMb(pid).toFixed(0)} MB`)
+    }
+    const response = await fetch(`${url}/api/auth/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'bench', password: BENCH_PASSWORD })
+    })
+    const tokens = await response.json() as { access_token: string, refresh_token: string }
+    const service = { accessToken: tokens.access_token, refreshToken: tokens.refresh_token }
+    console.log(`after one login (argon2 takes 19 MiB): ${residentMb(pid).toFixed(0)} MB`)
     const mixed: BenchRequest[] = [
       { method: 'GET', path: '/api/date/suninfo?timestamp=1700000000&latitude=51.4779&longitude=-0.0015' },
       listRequest(service),

@@ -669,7 +669,8 @@ async function buildBenchApp (env: Record<string, string> = {}): Promise<Fastify
 }
 
 async function serveApp (): Promise<number> {
-  const app = await buildBenchApp()
+  // Room for 1 MiB of Markdown in its JSON body, for the liveness probe's hostile render.
+  const app = await buildBenchApp({ BODY_LIMIT: String(2 * MiB) })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
   return typeof address === 'object' && address !== null ? address.port : 0

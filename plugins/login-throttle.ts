@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { HttpError } from './errors.js'
 import { type FailureCounter, MemoryFailureCounter, RedisFailureCounter } from '../lib/failure-counter.js'
 
@@ -43,7 +43,9 @@ export const loginThrottleDefaults = {
 const usernameKey = (username: string) => `user:${username.toLowerCase()}`
 const addressKey = (request: FastifyRequest) => `addr:${request.ip}`
 
-function connectRedis (fastify: FastifyInstance, url: string): Redis {
+async function connectRedis (fastify: FastifyInstance, url: string): Promise<Redis> {
+  // Loaded only when configured: a replica without Redis does not carry the client (~15 MB).
+  const { Redis } = await import('ioredis')
   // No offline queue: while Redis is down, logins answer 503 at once instead of hanging.
   // A Redis that stops answering (a dropped network) fails the command after commandTimeout.
   const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 2000 })
@@ -71,7 +73,7 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
   const limits = { ...loginThrottleDefaults, ...options }
   const windowMs = limits.windowSeconds * 1000
   const counter: FailureCounter = options.redisUrl !== undefined
-    ? new RedisFailureCounter(connectRedis(fastify, options.redisUrl), windowMs)
+    ? new RedisFailureCounter(await connectRedis(fastify, options.redisUrl), windowMs)
     : new MemoryFailureCounter(windowMs)
   fastify.addHook('onClose', async () => { await counter.close() })
 

@@ -1,11 +1,15 @@
 import { mkdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect, type SqliteDatabase } from 'kysely'
-import pg from 'pg'
 import { sqliteFileOf } from './database-url.js'
 import type { Database } from './schema.js'
 import { isDependencyUnavailable } from './unavailable.js'
+
+type Pg = typeof import('pg')
+/** Loaded only for a server database: an embedded one does not carry the client (~15 MB). */
+const loadPg = (): Pg => createRequire(import.meta.url)('pg') as Pg
 
 export type Dialect = 'sqlite' | 'postgres'
 
@@ -30,13 +34,13 @@ export const DATABASE_WAIT_MS = 3000
  * destroyed when released instead of going back to the pool, where the next request would find
  * it broken: after an outage the pool refills with fresh connections.
  */
-function destroyingBrokenClients (pool: pg.Pool): PostgresPool {
+function destroyingBrokenClients (pool: import('pg').Pool): PostgresPool {
   return {
     async connect () {
       const client = await pool.connect()
       let broken = false
       return {
-        query: ((...args: Parameters<pg.PoolClient['query']>) => {
+        query: ((...args: Parameters<import('pg').PoolClient['query']>) => {
           const result = client.query(...args) as unknown
           if (result instanceof Promise) {
             result.catch((error: unknown) => { if (isDependencyUnavailable(error)) broken = true })
@@ -88,7 +92,7 @@ export function connect (databaseUrl: string): Connection {
     database.pragma('synchronous = NORMAL')
     return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) }), dialect: 'sqlite', sqliteFile, sqlite: database }
   }
-  const pool = new pg.Pool({
+  const pool = new (loadPg().Pool)({
     connectionString: databaseUrl,
     max: 10,
     // While the server cannot be reached or does not answer, a request waits at most this long
