@@ -5,7 +5,8 @@
  *    built app, on SQLite and on PostgreSQL, against Fastify answering fixed bodies of the same
  *    shapes; rounds alternate between the servers so that the machine's drift spreads over all.
  * 2. scale: 1,000,000 seeded users on one replica; page 1, a middle page and the last page at 20
- *    connections each, with their p99 and the last page's rate against page 1's.
+ *    connections each, with their p99 and the last page's rate against page 1's; then 40,000
+ *    distinct pages spread over the whole list, so that none is served from the page cache.
  * 3. memory: resident memory of the service idle after start, then after each 100,000 mixed
  *    requests (sun, list, refresh, Markdown, health).
  *
@@ -33,6 +34,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
 const CONNECTIONS = 10
 const SCALE_USERS = Number(process.env.BENCH_USERS ?? 1_000_000)
 const SCALE_CONNECTIONS = 20
+const DISTINCT_PAGES = 40_000
 const MIXED_REQUESTS = 100_000
 const MIXED_ROUNDS = Number(process.env.BENCH_MIXED_ROUNDS ?? 3)
 const BENCH_PASSWORD = 'bench-password'
@@ -211,6 +213,10 @@ async function benchScale (): Promise<void> {
         console.log(`page ${String(page).padEnd(7)} ${describeRun(result)}`)
       }
       console.log(`last page / page 1: ${((rates[2] ?? 0) / (rates[0] ?? 1)).toFixed(2)}`)
+      // A page is reused for up to a second: this many distinct pages are each read from the database.
+      const spread = Array.from({ length: DISTINCT_PAGES }, (_, i) => listRequest(service, 1 + Math.floor(i * (lastPage - 1) / (DISTINCT_PAGES - 1))))
+      const uncached = await load(service.url, spread, SECONDS, SCALE_CONNECTIONS)
+      console.log(`${DISTINCT_PAGES.toLocaleString('en')} distinct pages from first to last, none reused: ${describeRun(uncached).trim()}`)
     } finally {
       await service.close()
     }
