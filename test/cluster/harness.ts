@@ -230,6 +230,9 @@ export function templateNginxConfig (text: string, balancer: Endpoint, replicas:
   if (listens.length !== 1) throw new Error(`the nginx configuration needs exactly one \`listen\`, not ${listens.length}`)
   templated = templated.replace(listen, (_directive, listenParameters: string) => `listen ${balancer.host}:${balancer.port}${listenParameters};`)
 
+  // The shipped file's own access log (with its format) goes to the run directory too.
+  templated = templated.replace(/(?<![\w-])access_log\s+(?!off\b)[^\s;]+/g, () => `access_log ${join(directory, 'access-shipped.log')}`)
+
   const files = [
     // On one machine the kernel would pick 127.0.0.1 to reach the replicas; a balancer of its own
     // has one address, the one TRUST_PROXY names.

@@ -28,6 +28,8 @@ t.test('deploy/nginx.conf keeps every directive but the addresses', async (t) =>
   t.same(kept, directives(deployConfig).filter((directive) => !changed.test(directive)), 'everything else is the shipped file, in order')
   t.match(templated, 'proxy_bind 127.0.1.2;', 'nginx connects to the replicas from its own address')
   t.match(templated, 'proxy_temp_path /run/cluster/proxy_temp;', 'and keeps its files in the run directory')
+  t.match(templated, 'access_log /run/cluster/access-shipped.log meridian;', 'its own access log too, in its own format')
+  t.match(deployConfig, /log_format meridian [^;]*request_id=\$meridian_request_id/, 'whose lines carry the request id the replicas log')
 })
 
 t.test('each replica keeps the parameters of the server line at its position, or of the last', async (t) => {
