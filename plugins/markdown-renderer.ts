@@ -115,6 +115,7 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
     resourceLimits: { maxOldGenerationSizeMb: threadHeapMb, maxYoungGenerationSizeMb: RENDER_THREAD_YOUNG_GENERATION_MB }
   })
   let pendingLength = 0
+  const inFlight = new Set<Promise<string>>()
 
   fastify.decorate('markdown', {
     async render (source: string): Promise<string> {
@@ -123,16 +124,25 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
         throw new HttpError(503, 'Service unavailable', { 'retry-after': '1' })
       }
       pendingLength += source.length
+      const rendered = pool.run(source)
+      inFlight.add(rendered)
       try {
-        return await pool.run(source)
+        return await rendered
       } finally {
         pendingLength -= source.length
+        inFlight.delete(rendered)
       }
     },
     load: () => ({ pendingCharacters: pendingLength, queuedRenders: pool.queueSize })
   } satisfies MarkdownRenderer)
 
-  // A worker that cannot load fails the start, not the first request.
-  fastify.addHook('onReady', async () => { await pool.run('') })
-  fastify.addHook('onClose', async () => { await pool.close() })
+  // A worker module that cannot load (missing from the install) fails the start, not the first
+  // large document. Loaded here, not in a thread: the render threads start only when needed.
+  fastify.addHook('onReady', async () => { await import(workerFile.href) })
+  fastify.addHook('onClose', async () => {
+    // Piscina's close waits for the renders its threads are running, not for those still queued
+    // (waiting for a thread to start or to be free): those it fails.
+    await Promise.allSettled(inFlight)
+    await pool.close()
+  })
 }, { name: 'markdown-renderer' })

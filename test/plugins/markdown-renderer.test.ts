@@ -110,3 +110,15 @@ t.test('closing the app waits for a render in progress', async (t) => {
   await app.close()
   t.equal((await reply).statusCode, 200)
 })
+
+t.test('closing the app waits for a render still queued for a thread too', async (t) => {
+  const app = await buildRenderer(t, { threads: 1 })
+  const render = watchNextRender(app)
+  const first = post(app, slowMarkdown())
+  await render.started
+  const queued = post(app, LARGE_DOCUMENT)
+  await new Promise((resolve) => setImmediate(resolve))
+  await app.close()
+  t.equal((await first).statusCode, 200)
+  t.equal((await queued).statusCode, 200, 'piscina alone would fail it when the pool closes')
+})
