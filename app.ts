@@ -100,7 +100,10 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
 
   // Tokens and the directory are for their one client: no cache may keep them. Sun answers are
   // public and cacheable (routes/api/date/suninfo.ts).
-  const noStore = async (_request: FastifyRequest, reply: FastifyReply) => { reply.header('cache-control', 'no-store') }
+  const noStore = (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
+    reply.header('cache-control', 'no-store')
+    done(null, payload)
+  }
   await app.register(async function authRoutes (auth) {
     await auth.register(formbody)
     auth.addHook('onSend', noStore)

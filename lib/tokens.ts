@@ -15,8 +15,15 @@ export const MAX_TOKEN_LENGTH = 2048
 
 export interface TokenSubject { id: number, tokenVersion: number }
 
-/** What a verified token proves: who it was issued to and under which token version. */
-export interface VerifiedToken { userId: number, tokenVersion: number, use: TokenUse }
+/** What a verified token proves: who it was issued to, under which token version, until when. */
+export interface VerifiedToken { userId: number, tokenVersion: number, use: TokenUse, expiresAtSeconds: number }
+
+/**
+ * Tokens whose signature and claims were checked, remembered until they expire: a client sends
+ * the same access token with every request, and checking it again costs more than the rest of
+ * a token check. Past this many the memory starts again.
+ */
+const MAX_REMEMBERED_TOKENS = 10_000
 
 export class InvalidTokenError extends Error {
   override name = 'InvalidTokenError'
@@ -40,6 +47,7 @@ export class TokenService {
   private readonly signers: Record<TokenUse, (payload: Record<string, unknown>) => string>
   private readonly verifierByKeyId: Map<string, (token: string) => Record<string, unknown>>
   private readonly decodeHeader = createDecoder({ complete: true })
+  private readonly verified = new Map<string, { verified: VerifiedToken, expiresAtMs: number }>()
   readonly accessTtlSeconds: number
   readonly refreshTtlSeconds: number
 
@@ -63,8 +71,7 @@ export class TokenService {
         algorithms: [TOKEN_ALGORITHM],
         allowedIss: TOKEN_ISSUER,
         allowedAud: TOKEN_AUDIENCE,
-        requiredClaims: ['iss', 'aud', 'sub', 'iat', 'exp', 'token_use', 'ver'],
-        cache: 1000
+        requiredClaims: ['iss', 'aud', 'sub', 'iat', 'exp', 'token_use', 'ver']
       })
     ]))
   }
@@ -86,6 +93,18 @@ export class TokenService {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
       throw new InvalidTokenError('missing or oversized token')
     }
+    const known = this.verified.get(token)
+    if (known !== undefined && Date.now() < known.expiresAtMs) {
+      if (known.verified.use !== use) throw new InvalidTokenError(`not an ${use} token`)
+      return known.verified
+    }
+    const verified = this.verifyAfresh(token, use)
+    if (this.verified.size >= MAX_REMEMBERED_TOKENS) this.verified.clear()
+    this.verified.set(token, { verified, expiresAtMs: verified.expiresAtSeconds * 1000 })
+    return verified
+  }
+
+  private verifyAfresh (token: string, use: TokenUse): VerifiedToken {
     let claims: Record<string, unknown>
     try {
       const { header } = this.decodeHeader(token) as { header: { kid?: unknown } }
@@ -99,6 +118,6 @@ export class TokenService {
     if (typeof claims.sub !== 'string' || !/^[1-9]\d{0,15}$/.test(claims.sub)) throw new InvalidTokenError('bad subject')
     const userId = Number(claims.sub)
     if (typeof claims.ver !== 'number' || !Number.isSafeInteger(claims.ver)) throw new InvalidTokenError('bad version')
-    return { userId, tokenVersion: claims.ver, use }
+    return { userId, tokenVersion: claims.ver, use, expiresAtSeconds: claims.exp as number }
   }
 }

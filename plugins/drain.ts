@@ -52,8 +52,9 @@ export default fp(async function drain (fastify: FastifyInstance, options: Drain
     await drained
   })
 
-  fastify.addHook('onSend', async (_request, reply) => {
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close')
+    done(null, payload)
   })
 
   fastify.addHook('preClose', async () => {

@@ -114,12 +114,16 @@ export default fp(async function errors (fastify: FastifyInstance) {
     return reply.code(404).send(errorBody(404, 'Not found'))
   })
 
-  fastify.addHook('onRequest', async (request, reply) => {
+  // A callback hook, not an async one: it runs on every request, and most pass straight through.
+  fastify.addHook('onRequest', (request, reply, done) => {
     // HTTP/1.1 requires Host; Node's own refusal has no JSON body (see requireHostHeader in app.ts).
     if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
-      return await reply.code(400).send(errorBody(400, 'Host header is required'))
+      reply.code(400).send(errorBody(400, 'Host header is required'))
+    } else if (request.is404) {
+      // An unknown route answers 404 before its body is read: not 400 for malformed JSON, nor 413.
+      reply.code(404).send(errorBody(404, 'Not found'))
+    } else {
+      done()
     }
-    // An unknown route answers 404 before its body is read: not 400 for malformed JSON, nor 413.
-    if (request.is404) return await reply.code(404).send(errorBody(404, 'Not found'))
   })
 }, { name: 'errors' })

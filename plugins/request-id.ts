@@ -21,5 +21,8 @@ export function requestIdOf (request: IncomingMessage): string {
 
 /** Every response carries the request's id, errors and 404s included, so a caller can quote it. */
 export default fp(async function requestId (fastify: FastifyInstance) {
-  fastify.addHook('onRequest', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id) })
+  fastify.addHook('onRequest', (request, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, request.id)
+    done()
+  })
 }, { name: 'request-id' })

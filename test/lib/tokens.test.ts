@@ -13,10 +13,18 @@ t.test('issued tokens verify for their own use only', async (t) => {
   const tokens = service(TEST_JWT_SECRET)
   const access = tokens.issueAccessToken({ id: 7, tokenVersion: 3 })
   const refresh = tokens.issueRefreshToken({ id: 7, tokenVersion: 3 })
-  t.same(tokens.verify(access, 'access'), { userId: 7, tokenVersion: 3, use: 'access' })
-  t.same(tokens.verify(refresh, 'refresh'), { userId: 7, tokenVersion: 3, use: 'refresh' })
-  t.throws(() => tokens.verify(access, 'refresh'), InvalidTokenError)
+  t.match(tokens.verify(access, 'access'), { userId: 7, tokenVersion: 3, use: 'access', expiresAtSeconds: Number })
+  t.match(tokens.verify(refresh, 'refresh'), { userId: 7, tokenVersion: 3, use: 'refresh', expiresAtSeconds: Number })
+  t.throws(() => tokens.verify(access, 'refresh'), InvalidTokenError, 'a token verified before is still refused for the other use')
   t.throws(() => tokens.verify(refresh, 'access'), InvalidTokenError)
+})
+
+t.test('a token verified before is refused once it expires', async (t) => {
+  const tokens = new TokenService({ currentSecret: TEST_JWT_SECRET, previousSecrets: [], accessTtlSeconds: 1, refreshTtlSeconds: 1 })
+  const access = tokens.issueAccessToken({ id: 7, tokenVersion: 3 })
+  t.match(tokens.verify(access, 'access'), { userId: 7 })
+  await new Promise((resolve) => setTimeout(resolve, 2100))
+  t.throws(() => tokens.verify(access, 'access'), InvalidTokenError)
 })
 
 t.test('tokens carry the header and claims the verifier pins', async (t) => {
