@@ -102,7 +102,10 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
 export default fp(async function errors (fastify: FastifyInstance) {
   fastify.setErrorHandler(function handleError (error: FastifyError | HttpError, request, reply) {
     const { statusCode, message, headers } = toPublicError(error)
-    if (statusCode >= 500) {
+    if (error instanceof HttpError && statusCode >= 500) {
+      // Deliberate (draining, overloaded): worth a line, not a stack.
+      request.log.warn({ statusCode, reason: message }, 'request not served')
+    } else if (statusCode >= 500) {
       request.log.error({ err: error }, 'request failed')
     } else {
       request.log.info({ statusCode, reason: message }, 'request refused')

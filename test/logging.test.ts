@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream'
 import t from 'tap'
-import { addUser, build } from './helper.js'
+import { addUser, build, buildUnready } from './helper.js'
 
 t.test('no token or password reaches the logs at any level', async (t) => {
   const stream = new PassThrough()
@@ -33,4 +33,20 @@ t.test('no token or password reaches the logs at any level', async (t) => {
   for (const [name, secret] of Object.entries({ password, access, refresh, refreshed, signature: (access as string).split('.')[2] })) {
     t.notOk(log.includes(secret), `${name} is not in the logs`)
   }
+})
+
+t.test('a deliberate 503 (a replica draining) logs a warning without a stack; an unexpected failure an error with one', async (t) => {
+  const stream = new PassThrough()
+  const lines: Array<{ level: number, msg: string, err?: { stack?: string } }> = []
+  stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean).map((line) => JSON.parse(line))))
+  const app = await buildUnready(t, { LOG_LEVEL: 'info', DRAIN_SECONDS: '0' }, { logStream: stream })
+  app.get('/test/boom', async () => { throw new Error('boom') })
+  await app.ready()
+  await app.drain()
+  t.equal((await app.inject({ url: '/health/ready' })).statusCode, 503)
+  t.equal((await app.inject({ url: '/test/boom' })).statusCode, 500)
+  const notServed = lines.find((line) => line.msg === 'request not served')
+  t.match(notServed, { level: 40, reason: 'Shutting down' })
+  t.equal(notServed?.err, undefined)
+  t.match(lines.find((line) => line.msg === 'request failed'), { level: 50, err: { stack: /boom/ } })
 })
