@@ -88,8 +88,6 @@ interface RenderState {
   blockquoteDepth: number
   tableCellsLeft: number
   strikethroughMarkersLeft: number
-  /** Pieces `appendText` added to the pending text since it last made it a token. */
-  pendingPieces: number
   /** The lists being parsed, innermost last. */
   openLists: OpenList[]
 }
@@ -370,28 +368,6 @@ function appendPieces (pieces: string[], between: string, more: string[]): void 
 }
 
 const SPACE = 0x20
-/** See `appendText`. */
-const PENDING_PIECES_PER_TOKEN = 128
-
-/**
- * Adds text to the pending text, as markdown-it's `state.pending += text` does, but every
- * PENDING_PIECES_PER_TOKEN pieces makes it a text token of its own, with its content flattened.
- * V8 builds `+=` of strings as a tree of cons cells, one per piece, that lives until the string
- * is read; on 1 MiB of `<a` or `` ``\ `` that is half a million cells, which outlive the young
- * generation and cost the collector 20–40 times the 100 KiB time. Flattened now, while young,
- * they die there. markdown-it's `fragments_join` merges the adjacent text tokens again, so the
- * HTML is the same; the one step before it that reads text tokens, strikethrough's, looks for one
- * that is exactly `~`, which these never are (see `escapeAsText`). Never after a space: the newline
- * rule looks for a hard break's two spaces at the end of the pending text.
- */
-function appendText (state: StateInline, text: string): void {
-  state.pending += text
-  const budget = state.env as RenderState
-  if (++budget.pendingPieces < PENDING_PIECES_PER_TOKEN || text.charCodeAt(text.length - 1) === SPACE) return
-  budget.pendingPieces = 0
-  flattened(state.pushPending().content)
-}
-
 const TILDE = 0x7e
 
 /**
@@ -412,7 +388,7 @@ function tildesAsText (state: StateInline, silent: boolean): boolean {
     if (!silent) budget.strikethroughMarkersLeft--
     return false
   }
-  if (!silent) appendText(state, state.src.slice(start, end))
+  if (!silent) state.pending += state.src.slice(start, end)
   state.pos = end
   return true
 }
@@ -476,7 +452,7 @@ function escapeAsText (original: InlineRule): InlineRule {
     if (escaped === LF || escaped === TILDE) return original(state, silent)
     if (escaped === SPACE) {
       // A literal backslash; the space stays, so that the newline rule still sees a two-space hard break.
-      if (!silent) appendText(state, '\\')
+      if (!silent) state.pending += '\\'
       state.pos = pos
       return true
     }
@@ -485,7 +461,7 @@ function escapeAsText (original: InlineRule): InlineRule {
       const low = src.charCodeAt(end)
       if (low >= 0xdc00 && low <= 0xdfff) end++
     }
-    if (!silent) appendText(state, ESCAPABLE.has(escaped) ? src.slice(pos, end) : src.slice(pos - 1, end))
+    if (!silent) state.pending += ESCAPABLE.has(escaped) ? src.slice(pos, end) : src.slice(pos - 1, end)
     state.pos = end
     return true
   }
@@ -507,7 +483,7 @@ function softBreakAsText (original: InlineRule): InlineRule {
     const { src, pos, posMax } = state
     if (src.charCodeAt(pos) !== LF) return false
     if (silent || src.charCodeAt(pos - 1) === SPACE) return original(state, silent)
-    appendText(state, '\n')
+    state.pending += '\n'
     let next = pos + 1
     while (next < posMax && (src.charCodeAt(next) === SPACE || src.charCodeAt(next) === TAB)) next++
     state.pos = next
@@ -529,7 +505,7 @@ function plainTextRun (state: StateInline, silent: boolean): boolean {
   const { src, posMax } = state
   let end = state.pos + 1
   while (end < posMax && !INLINE_RULE_STARTS.has(src.charCodeAt(end))) end++
-  appendText(state, src.slice(state.pos, end))
+  state.pending += src.slice(state.pos, end)
   state.pos = end
   return true
 }
@@ -586,7 +562,6 @@ function renderInlineAtOnce (state: StateCore): void {
   let linkAttributeCharsLeft = state.src.length * LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
   const render = (source: string): string => {
     const children: Token[] = []
-    budget.pendingPieces = 0
     md.inline.parse(source, md, env, children)
     linkAttributeCharsLeft = limitLinkAttributes(children, linkAttributeCharsLeft)
     joinText(children)
@@ -704,6 +679,6 @@ const renderer = createRenderer()
 
 /** HTML for a Markdown source; `""` for `""`. Safe to insert into a web page as it is. */
 export function renderSafeMarkdown (source: string): string {
-  const budget: RenderState = { blockquoteDepth: 0, tableCellsLeft: MAX_TABLE_CELLS, strikethroughMarkersLeft: MAX_STRIKETHROUGH_MARKERS, pendingPieces: 0, openLists: [] }
+  const budget: RenderState = { blockquoteDepth: 0, tableCellsLeft: MAX_TABLE_CELLS, strikethroughMarkersLeft: MAX_STRIKETHROUGH_MARKERS, openLists: [] }
   return renderer.render(source, budget)
 }

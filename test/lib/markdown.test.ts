@@ -156,8 +156,8 @@ t.test('the linear normalize, the token-free escapes and soft breaks and plain t
   rendersAsMarkdownIt(t, documents, { numRuns: 3000 })
 })
 
-t.test('long runs of text, cut into tokens as they grow, give markdown-it\'s own output', async (t) => {
-  // Hundreds of pieces a document, so that the pending text is made a token many times over (see appendText).
+t.test('long runs of text give markdown-it\'s own output', async (t) => {
+  // Hundreds of pieces a document, joined in the pending text by our escape, soft-break and text-run rules.
   const documents = fc.array(fc.constantFrom(...PLAIN_FRAGMENTS, 'a]', '\\`', '<a', '  \n'), { minLength: 300, maxLength: 1500 })
     .map((pieces) => pieces.join(''))
   rendersAsMarkdownIt(t, documents, { numRuns: 300, endOnFailure: true })
@@ -230,7 +230,7 @@ t.test('an escaped tilde before a closing ~~ stays inside the strikethrough, as 
     '~~\\~~~',
     '~~`a`\\~~~',
     '~~a&amp;\\~~~',
-    // The pending text is made a token after 128 pieces (appendText): the escaped tilde comes next.
+    // A long pending text of escapes before the escaped tilde.
     '~~' + '\\!'.repeat(128) + '\\~~~',
     '\\!'.repeat(127) + '\n\n~~\\~~~'
   ]
