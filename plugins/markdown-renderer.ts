@@ -116,6 +116,15 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
   })
   let pendingLength = 0
   const inFlight = new Set<Promise<string>>()
+  // Piscina replaces a thread that died (a render past its heap) only up to minThreads, 0 here:
+  // a render queued behind it would wait for the next large document. Asking for an empty
+  // render starts a thread, which takes the queue in order.
+  pool.on('workerDestroy', () => {
+    // Once the dead thread is out of piscina's count, which happens after this event.
+    setImmediate(() => { if (pool.queueSize > 0) pool.run('').catch(() => {}) })
+  })
+  // A thread that fails outside any render (it cannot start) is reported here, not thrown.
+  pool.on('error', (error: unknown) => { fastify.log.error({ err: error }, 'render thread failed') })
 
   fastify.decorate('markdown', {
     async render (source: string): Promise<string> {

@@ -122,3 +122,15 @@ t.test('closing the app waits for a render still queued for a thread too', async
   t.equal((await first).statusCode, 200)
   t.equal((await queued).statusCode, 200, 'piscina alone would fail it when the pool closes')
 })
+
+t.test('a render queued behind one that exhausts its thread heap still renders', { timeout: 30_000 }, async (t) => {
+  const app = await buildRenderer(t, { threads: 1, threadHeapMb: 64 })
+  const render = watchNextRender(app)
+  const huge = post(app, slowMarkdown())
+  await render.started
+  const queued = post(app, LARGE_DOCUMENT)
+  t.equal((await huge).statusCode, 500)
+  const next = await queued
+  t.equal(next.statusCode, 200, 'a new thread takes it, with no other request to start one')
+  t.match(JSON.parse(next.body).data, /^<h1>large<\/h1>/)
+})
