@@ -53,9 +53,10 @@ export class ActivityRecorder {
     }
   }
 
-  /** Stops the timer and writes what is pending, once. */
+  /** Stops the timer and writes what is pending, after a write under way, once more if that one failed. */
   async close (): Promise<void> {
     clearInterval(this.timer)
+    await this.flushing
     await this.flush()
   }
 }

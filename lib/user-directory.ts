@@ -4,8 +4,8 @@ import type { UserRecord, UserStats, UserStore } from './store/user-store.js'
 export const PAGE_ANCHOR_SPACING = 500
 /** Users kept for token checks; past it the cache starts again (active users refill it). */
 const MAX_CACHED_USERS = 10_000
-/** Pages kept; past it the cache starts again. */
-const MAX_CACHED_PAGES = 1000
+/** Pages kept at most; past it, those too old to reuse are dropped, or all if none is. */
+const MAX_CACHED_PAGES = 200
 /**
  * How long a page is reused while the members stay the same. Its users cannot change but for
  * their activity, which is written once a second anyway (plugins/directory.ts): another
@@ -58,11 +58,16 @@ export class UserDirectory {
     const now = Date.now()
     const cached = this.pages.get(key)
     if (cached?.membersVersion === stats.membersVersion && now - cached.readAt < PAGE_REUSE_MS) return await cached.users
-    if (this.pages.size >= MAX_CACHED_PAGES) this.pages.clear()
+    if (this.pages.size >= MAX_CACHED_PAGES) this.dropPagesReadBefore(now - PAGE_REUSE_MS)
     const users = this.readPage(stats.membersVersion, offset, limit)
     this.pages.set(key, { membersVersion: stats.membersVersion, readAt: now, users })
     users.catch(() => { if (this.pages.get(key)?.users === users) this.pages.delete(key) })
     return await users
+  }
+
+  private dropPagesReadBefore (time: number): void {
+    for (const [key, page] of this.pages) if (page.readAt < time) this.pages.delete(key)
+    if (this.pages.size >= MAX_CACHED_PAGES) this.pages.clear()
   }
 
   private async readPage (membersVersion: number, offset: number, limit: number): Promise<UserRecord[]> {

@@ -39,31 +39,41 @@ function migrationsFor (dialect: Dialect): Record<string, Migration> {
  * once per request and keeps everything else it may cache only while its version holds.
  */
 const createUserStats = async (db: Kysely<any>): Promise<void> => {
-  await db.schema.createTable('user_stats')
+  await db.schema.createTable('user_stats').ifNotExists()
     .addColumn('id', 'integer', (col) => col.primaryKey().check(sql`id = 1`))
     .addColumn('user_count', 'bigint', (col) => col.notNull())
     .addColumn('members_version', 'bigint', (col) => col.notNull())
     .addColumn('credentials_version', 'bigint', (col) => col.notNull())
     .execute()
-  await sql`insert into user_stats (id, user_count, members_version, credentials_version) select 1, count(*), 0, 0 from users`.execute(db)
+  await sql`insert into user_stats (id, user_count, members_version, credentials_version)
+    select 1, count(*), 0, 0 from users where not exists (select 1 from user_stats)`.execute(db)
 }
 
+// Kysely runs SQLite migrations outside a transaction: this one takes its own, so that the count
+// and the triggers start together (its first statement takes the write lock, so no write falls
+// between them) and a process stopped half-way leaves nothing behind. Each step also tolerates a
+// run that was stopped after committing but before Kysely recorded it.
 const userStatsOnSqlite: Migration = {
   async up (db: Kysely<any>) {
-    await createUserStats(db)
-    await sql`create trigger users_inserted after insert on users begin
-      update user_stats set user_count = user_count + 1, members_version = members_version + 1; end`.execute(db)
-    await sql`create trigger users_deleted after delete on users begin
-      update user_stats set user_count = user_count - 1, members_version = members_version + 1,
-        credentials_version = credentials_version + 1; end`.execute(db)
-    await sql`create trigger users_revoked after update of token_version on users begin
-      update user_stats set credentials_version = credentials_version + 1; end`.execute(db)
+    await db.transaction().execute(async (trx) => {
+      await createUserStats(trx)
+      await sql`create trigger if not exists users_inserted after insert on users begin
+        update user_stats set user_count = user_count + 1, members_version = members_version + 1; end`.execute(trx)
+      await sql`create trigger if not exists users_deleted after delete on users begin
+        update user_stats set user_count = user_count - 1, members_version = members_version + 1,
+          credentials_version = credentials_version + 1; end`.execute(trx)
+      await sql`create trigger if not exists users_revoked after update of token_version on users begin
+        update user_stats set credentials_version = credentials_version + 1; end`.execute(trx)
+    })
   }
 }
 
-// Statement-level triggers: a seed's INSERT of thousands of rows updates the row once.
+// Statement-level triggers: a seed's INSERT of thousands of rows updates the row once. Kysely runs
+// the migration in one transaction; the lock keeps other writers (replicas of the previous
+// version during a rollout) from changing users between the count and the triggers.
 const userStatsOnPostgres: Migration = {
   async up (db: Kysely<any>) {
+    await sql`lock table users in share row exclusive mode`.execute(db)
     await createUserStats(db)
     await sql`create function users_inserted() returns trigger language plpgsql as $$ begin
       update user_stats set user_count = user_count + (select count(*) from inserted), members_version = members_version + 1;
@@ -72,6 +82,9 @@ const userStatsOnPostgres: Migration = {
       update user_stats set user_count = user_count - (select count(*) from deleted), members_version = members_version + 1,
         credentials_version = credentials_version + 1;
       return null; end $$`.execute(db)
+    await sql`create function users_truncated() returns trigger language plpgsql as $$ begin
+      update user_stats set user_count = 0, members_version = members_version + 1, credentials_version = credentials_version + 1;
+      return null; end $$`.execute(db)
     await sql`create function users_revoked() returns trigger language plpgsql as $$ begin
       update user_stats set credentials_version = credentials_version + 1;
       return null; end $$`.execute(db)
@@ -79,6 +92,8 @@ const userStatsOnPostgres: Migration = {
       for each statement execute function users_inserted()`.execute(db)
     await sql`create trigger users_deleted after delete on users referencing old table as deleted
       for each statement execute function users_deleted()`.execute(db)
+    await sql`create trigger users_truncated after truncate on users
+      for each statement execute function users_truncated()`.execute(db)
     await sql`create trigger users_revoked after update of token_version on users
       for each statement execute function users_revoked()`.execute(db)
   }

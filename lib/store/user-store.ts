@@ -133,11 +133,22 @@ export class UserStore {
     return rows.map(toRecord)
   }
 
-  /** The ids at positions 0, `spacing`, 2 × `spacing`… of the id order, in one scan of the index. */
+  /**
+   * The ids at positions 0, `spacing`, 2 × `spacing`… of the id order, in one snapshot: each step
+   * skips `spacing` entries of the primary key's index, so no statement holds the database (or,
+   * on SQLite, the event loop) for long.
+   */
   async idsEvery (spacing: number): Promise<number[]> {
-    const { rows } = await sql<{ id: number }>`select id from (select id, row_number() over (order by id) as position from users) as ranked
-      where (position - 1) % ${spacing} = 0 order by id`.execute(this.db)
-    return rows.map((row) => Number(row.id))
+    return await this.db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
+      const ids: number[] = []
+      let row = await trx.selectFrom('users').select('id').orderBy('id').limit(1).executeTakeFirst()
+      while (row !== undefined) {
+        const id = Number(row.id)
+        ids.push(id)
+        row = await trx.selectFrom('users').select('id').where('id', '>', id).orderBy('id').limit(1).offset(spacing - 1).executeTakeFirst()
+      }
+      return ids
+    })
   }
 
   async add (user: NewUser, now = Date.now()): Promise<UserRecord> {
@@ -194,11 +205,14 @@ export class UserStore {
   /** Many users' activity (id → UNIX ms) in one statement; a time never moves back. */
   async recordActivity (seen: ReadonlyMap<number, number>): Promise<void> {
     if (seen.size === 0) return
+    // In id order, so that two replicas writing the same users lock their rows in the same order.
+    const entries = [...seen].sort(([a], [b]) => a - b)
     const query = this.dialect === 'postgres'
       ? sql`update users set last_seen_at = greatest(users.last_seen_at, seen.at)
-          from unnest(${[...seen.keys()]}::bigint[], ${[...seen.values()]}::bigint[]) as seen(id, at) where users.id = seen.id`
+          from unnest(${entries.map(([id]) => id)}::bigint[], ${entries.map(([, at]) => at)}::bigint[]) as seen(id, at)
+          where users.id = seen.id`
       : sql`update users set last_seen_at = max(coalesce(users.last_seen_at, 0), seen.at)
-          from (select value ->> 0 as id, value ->> 1 as at from json_each(${JSON.stringify([...seen])})) as seen
+          from (select value ->> 0 as id, value ->> 1 as at from json_each(${JSON.stringify(entries)})) as seen
           where users.id = seen.id`
     await query.execute(this.db)
   }

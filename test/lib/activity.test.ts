@@ -50,3 +50,19 @@ t.test('close writes what is pending', async (t) => {
   await activity.close()
   t.same(writes, [new Map([[3, 42]])])
 })
+
+t.test('close waits for a write under way, then writes what came after it', async (t) => {
+  const writes: Array<Map<number, number>> = []
+  let release = (): void => {}
+  const activity = new ActivityRecorder(async (seen) => {
+    writes.push(new Map(seen))
+    if (writes.length === 1) await new Promise<void>((resolve) => { release = resolve })
+  }, INTERVAL_MS, () => {})
+  activity.seen(1, 10)
+  const underWay = activity.flush()
+  activity.seen(2, 20)
+  const closed = activity.close()
+  release()
+  await Promise.all([underWay, closed])
+  t.same(writes, [new Map([[1, 10]]), new Map([[2, 20]])])
+})

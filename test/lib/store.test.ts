@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
+import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
 import { UserStore, UsernameTakenError, type NewUser } from '../../lib/store/user-store.js'
 import { build } from '../helper.js'
@@ -73,6 +74,24 @@ t.test('SQLite store', async (t) => {
   await storeContract(t, `sqlite:${join(t.testdir(), 'store.db')}`)
 })
 
+t.test('migration 0002 on an embedded database that already has users counts them, and survives a run stopped before it was recorded', async (t) => {
+  const file = join(t.testdir(), 'upgrade.db')
+  const first = UserStore.open(`sqlite:${file}`)
+  await first.migrate()
+  await first.addMany([newUser('a'), newUser('b'), newUser('c')])
+  await first.close()
+  // As a database of the previous release would be (and as a run of 0002 stopped after its commit).
+  const raw = new BetterSqlite3(file)
+  raw.exec("DELETE FROM kysely_migration WHERE name = '0002_user_stats'; DROP TRIGGER users_inserted; DROP TABLE user_stats")
+  raw.close()
+  const store = UserStore.open(`sqlite:${file}`)
+  t.teardown(async () => { await store.close() })
+  t.same(await store.migrate(), ['0002_user_stats'])
+  t.match(await store.stats(), { userCount: 3 }, 'the users already there are counted')
+  await store.add(newUser('d'))
+  t.match(await store.stats(), { userCount: 4 }, 'and the triggers count from there')
+})
+
 const postgresUrl = process.env.TEST_DATABASE_URL
 t.test('PostgreSQL store and app', { skip: postgresUrl === undefined ? 'PostgreSQL tests skipped: set TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres) to run them' : false }, async (t) => {
   // A database of its own per run, dropped afterwards, so runs never see each other's rows.
@@ -88,6 +107,21 @@ t.test('PostgreSQL store and app', { skip: postgresUrl === undefined ? 'PostgreS
   url.pathname = `/${name}`
 
   await t.test('store contract', async (t) => { await storeContract(t, url.toString()) })
+
+  await t.test('TRUNCATE moves the counters too', async (t) => {
+    const store = UserStore.open(url.toString())
+    t.teardown(async () => { await store.close() })
+    await store.migrate()
+    const before = await store.stats()
+    t.ok(before.userCount > 0)
+    const direct = new pg.Client({ connectionString: url.toString() })
+    await direct.connect()
+    await direct.query('TRUNCATE users')
+    await direct.end()
+    const after = await store.stats()
+    t.equal(after.userCount, 0)
+    t.ok(after.credentialsVersion > before.credentialsVersion && after.membersVersion > before.membersVersion, 'every token check and page reads afresh')
+  })
 
   await t.test('login, list and revocation through the app', async (t) => {
     const app = await build(t, { DATABASE_URL: url.toString() })
