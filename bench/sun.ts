@@ -13,7 +13,7 @@
  *   npx tsx bench/sun.ts [--duration 5] [--rounds 2] [--connections 10]
  *   BENCH_LOG_LEVEL=info npx tsx bench/sun.ts     # the service logging as in production (to /dev/null)
  */
-import { fork, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, createWriteStream } from 'node:fs'
 import { createServer } from 'node:http'
 import { createRequire } from 'node:module'
@@ -21,30 +21,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import type { AddressInfo } from 'node:net'
 import { importBuiltApp } from './built-app.js'
+import { type AutocannonClient, type AutocannonResult, type BenchRequest, autocannon, mean, portOf, reportPort, startChild, startFixedBodyServer } from './harness.js'
 
 const require = createRequire(import.meta.url)
-
-// ---------------------------------------------------------------------------------------------
-// What the parent needs of autocannon (it ships no types).
-
-interface AutocannonClient { setRequests: (requests: BenchRequest[]) => void }
-interface BenchRequest { method: 'GET', path: string }
-interface AutocannonResult {
-  requests: { average: number, total: number }
-  latency: { p50: number, p99: number }
-  non2xx: number
-  errors: number
-  timeouts: number
-}
-type Autocannon = (options: {
-  url: string
-  connections: number
-  duration: number
-  requests: BenchRequest[]
-  setupClient: (client: AutocannonClient) => void
-}) => Promise<AutocannonResult>
 
 // ---------------------------------------------------------------------------------------------
 // The servers.
@@ -129,15 +109,11 @@ async function startSearchServer (): Promise<number> {
     }
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return (server.address() as AddressInfo).port
+  return portOf(server)
 }
 
 async function startFixedServer (): Promise<number> {
-  const { default: Fastify } = await import('fastify')
-  const app = Fastify()
-  app.get('/api/date/suninfo', async () => FIXED_BODY)
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  return (app.server.address() as AddressInfo).port
+  return await startFixedBodyServer([{ method: 'GET', url: '/api/date/suninfo', body: FIXED_BODY }])
 }
 
 async function startService (): Promise<number> {
@@ -153,15 +129,13 @@ async function startService (): Promise<number> {
   })
   const app = await buildApp(config, logLevel === 'silent' ? {} : { logStream: createWriteStream('/dev/null') })
   await app.listen({ host: '127.0.0.1', port: 0 })
-  return (app.server.address() as AddressInfo).port
+  return portOf(app.server)
 }
 
 /** Child process: start one server and tell the parent its port. */
 async function serve (kind: ServerKind): Promise<void> {
   const start = { service: startService, search: startSearchServer, fixed: startFixedServer }[kind]
-  const port = await start()
-  process.send?.({ port })
-  process.on('disconnect', () => process.exit(0))
+  reportPort(await start())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -193,15 +167,6 @@ function randomQueries (): BenchRequest[] {
     const longitude = ((random() * 2 - 1) * 180).toFixed(4)
     return { method: 'GET', path: `/api/date/suninfo?timestamp=${timestamp}&latitude=${latitude}&longitude=${longitude}` }
   })
-}
-
-async function startChild (kind: ServerKind): Promise<{ child: ChildProcess, port: number }> {
-  const child = fork(fileURLToPath(import.meta.url), ['serve', kind], { execArgv: process.execArgv })
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('message', (message) => resolve((message as { port: number }).port))
-    child.once('exit', (code) => reject(new Error(`the ${kind} server exited (${String(code)}) before listening`)))
-  })
-  return { child, port }
 }
 
 /** Every connection walks the queries from its own offset, so they do not move in lockstep. */
@@ -248,14 +213,13 @@ async function main (): Promise<void> {
   const duration = Number(values.duration)
   const rounds = Number(values.rounds)
   const connections = Number(values.connections)
-  const autocannon = require('autocannon') as Autocannon
   const requests = randomQueries()
 
   const children: ChildProcess[] = []
   const ports = {} as Record<ServerKind, number>
   try {
     for (const kind of SERVER_KINDS) {
-      const { child, port } = await startChild(kind)
+      const { child, port } = await startChild(fileURLToPath(import.meta.url), ['serve', kind])
       children.push(child)
       ports[kind] = port
     }
@@ -289,7 +253,6 @@ async function main (): Promise<void> {
       }
     }
 
-    const mean = (list: number[]): number => list.reduce((sum, value) => sum + value, 0) / list.length
     console.log(`\n${QUERY_COUNT} random queries (latitude ±${MAX_LATITUDE}°, any longitude, 1950–2100), ` +
       `${connections} connections, ${rounds} × ${duration} s per server, loopback`)
     for (const kind of SERVER_KINDS) {
