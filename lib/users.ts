@@ -8,11 +8,6 @@ export function agesOn (today: Date): (birthdate: string) => number {
   return (birthdate) => year - Number(birthdate.slice(0, 4)) - (birthdate.slice(5) > monthDay ? 1 : 0)
 }
 
-/** Whole years from `birthdate` (YYYY-MM-DD) to `today` (UTC). */
-export function ageOn (birthdate: string, today: Date): number {
-  return agesOn(today)(birthdate)
-}
-
 /** Whether a user last seen at `lastSeenAt` (UNIX ms, 0 for never) is online at `nowMs`. */
 export function isOnline (lastSeenAt: number, nowMs: number, windowSeconds: number): boolean {
   return lastSeenAt > 0 && nowMs - lastSeenAt <= windowSeconds * 1000

@@ -1,7 +1,8 @@
 import t from 'tap'
-import { ageOn, isOnline, linkedPages, pageWindow, totalPages } from '../../lib/users.js'
+import { agesOn, isOnline, linkedPages, pageWindow, totalPages } from '../../lib/users.js'
 
-t.test('ageOn counts whole years in UTC', async (t) => {
+t.test('agesOn counts whole years in UTC', async (t) => {
+  const ageOn = (birthdate: string, today: Date): number => agesOn(today)(birthdate)
   t.equal(ageOn('1990-06-15', new Date('2020-06-14T23:59:59Z')), 29, 'the day before the birthday')
   t.equal(ageOn('1990-06-15', new Date('2020-06-15T00:00:00Z')), 30, 'on the birthday')
   t.equal(ageOn('2000-02-29', new Date('2023-02-28T12:00:00Z')), 22, 'a leapling waits for 1 March in common years')
