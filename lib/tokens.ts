@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto'
-import { createDecoder, createSigner, createVerifier } from 'fast-jwt'
+import { createHash, createHmac, createSecretKey, type KeyObject } from 'node:crypto'
+import { createDecoder, createVerifier } from 'fast-jwt'
 
 declare const tokenBrand: unique symbol
 /** Distinct types, so a refresh token cannot be passed where an access token is meant. */
@@ -43,8 +43,32 @@ export function keyIdOf (secret: string): string {
   return createHash('sha256').update(secret).digest('base64url').slice(0, 16)
 }
 
+/**
+ * Signs HS256 tokens with node:crypto. The header never changes and every claim is ours, so a
+ * token is one JSON text, base64url and an HMAC: half the time of fast-jwt's signer, which
+ * spreads objects and rewrites base64 with regular expressions (a refresh is little else).
+ * Verification, where the hardening lies, stays with fast-jwt; a test checks that it accepts
+ * these tokens.
+ */
+class HS256Signer {
+  private readonly key: KeyObject
+  private readonly encodedHeader: string
+
+  constructor (secret: string) {
+    this.key = createSecretKey(Buffer.from(secret, 'utf8'))
+    this.encodedHeader = base64url(JSON.stringify({ alg: TOKEN_ALGORITHM, typ: 'JWT', kid: keyIdOf(secret) }))
+  }
+
+  sign (claims: Record<string, string | number>): string {
+    const signed = `${this.encodedHeader}.${base64url(JSON.stringify(claims))}`
+    return `${signed}.${createHmac('sha256', this.key).update(signed).digest('base64url')}`
+  }
+}
+
+const base64url = (text: string): string => Buffer.from(text, 'utf8').toString('base64url')
+
 export class TokenService {
-  private readonly signers: Record<TokenUse, (payload: Record<string, unknown>) => string>
+  private readonly signer: HS256Signer
   private readonly verifierByKeyId: Map<string, (token: string) => Record<string, unknown>>
   private readonly decodeHeader = createDecoder({ complete: true })
   private readonly verified = new Map<string, { verified: VerifiedToken, expiresAtMs: number }>()
@@ -54,15 +78,7 @@ export class TokenService {
   constructor (options: TokenServiceOptions) {
     this.accessTtlSeconds = options.accessTtlSeconds
     this.refreshTtlSeconds = options.refreshTtlSeconds
-    const signerFor = (ttlSeconds: number) => createSigner({
-      key: options.currentSecret,
-      algorithm: TOKEN_ALGORITHM,
-      iss: TOKEN_ISSUER,
-      aud: TOKEN_AUDIENCE,
-      kid: keyIdOf(options.currentSecret),
-      expiresIn: ttlSeconds * 1000
-    })
-    this.signers = { access: signerFor(options.accessTtlSeconds), refresh: signerFor(options.refreshTtlSeconds) }
+    this.signer = new HS256Signer(options.currentSecret)
     this.verifierByKeyId = new Map([options.currentSecret, ...options.previousSecrets].map((secret) => [
       keyIdOf(secret),
       createVerifier({
@@ -85,7 +101,17 @@ export class TokenService {
   }
 
   private sign (use: TokenUse, subject: TokenSubject): string {
-    return this.signers[use]({ sub: String(subject.id), token_use: use, ver: subject.tokenVersion })
+    const issuedAt = Math.floor(Date.now() / 1000)
+    const ttlSeconds = use === 'access' ? this.accessTtlSeconds : this.refreshTtlSeconds
+    return this.signer.sign({
+      iss: TOKEN_ISSUER,
+      aud: TOKEN_AUDIENCE,
+      sub: String(subject.id),
+      token_use: use,
+      ver: subject.tokenVersion,
+      iat: issuedAt,
+      exp: issuedAt + ttlSeconds
+    })
   }
 
   /** Checks signature, algorithm, issuer, audience, expiry and use; not yet the user. */

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createVerifier } from 'fast-jwt'
 import { InvalidTokenError, MAX_TOKEN_LENGTH, TokenService, keyIdOf } from '../../lib/tokens.js'
 import { forgeries } from '../forge.js'
 import { TEST_JWT_SECRET } from '../helper.js'
@@ -33,6 +34,19 @@ t.test('tokens carry the header and claims the verifier pins', async (t) => {
   t.match(header, { alg: 'HS256', kid: keyIdOf(TEST_JWT_SECRET) })
   t.match(payload, { sub: '7', token_use: 'access', ver: 0, iss: 'meridian', aud: 'meridian-api' })
   t.equal(payload.exp - payload.iat, 60, 'exp follows the access TTL')
+})
+
+t.test('tokens verify with a stock HS256 verifier, and fail it under any other key', async (t) => {
+  const tokens = service(TEST_JWT_SECRET)
+  const stock = (key: string) => createVerifier({ key, algorithms: ['HS256'], allowedIss: 'meridian', allowedAud: 'meridian-api' })
+  const now = Math.floor(Date.now() / 1000)
+  for (const [use, token, ttl] of [['access', tokens.issueAccessToken({ id: 42, tokenVersion: 5 }), 60], ['refresh', tokens.issueRefreshToken({ id: 42, tokenVersion: 5 }), 600]] as const) {
+    const claims = stock(TEST_JWT_SECRET)(token) as Record<string, unknown>
+    t.match(claims, { sub: '42', token_use: use, ver: 5, iss: 'meridian', aud: 'meridian-api' }, use)
+    t.ok(Math.abs((claims.iat as number) - now) <= 1, `${use}: iat is now`)
+    t.equal(claims.exp, (claims.iat as number) + ttl, `${use}: exp is iat plus the TTL`)
+    t.throws(() => stock(OLD_SECRET)(token), `${use}: refused under another key`)
+  }
 })
 
 t.test('every forgery is refused', async (t) => {
