@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import http from 'node:http'
 import { connect, createServer } from 'node:net'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
@@ -124,4 +125,30 @@ t.test('a start that fails (port already taken) exits 1 with one line', async (t
   t.equal(code, 1)
   t.match(stderr, /^meridian: listen EADDRINUSE/)
   t.equal(stderr.trim().split('\n').length, 1, 'one line')
+})
+
+t.test('npm start: once idle, the replica gives back the memory start-up left (plugins/idle-collection.ts)', async (t) => {
+  const port = await freePort()
+  const child = spawn(process.execPath, [cliPath, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), DATABASE_URL: `sqlite:${join(t.testdir(), 'meridian.db')}`, LOG_LEVEL: 'debug' },
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  t.teardown(() => { child.kill('SIGKILL') })
+  const collected = new Promise<{ ms: number, residentMb: number }>((resolve) => {
+    let pending = ''
+    child.stdout?.on('data', (chunk: Buffer) => {
+      pending += chunk.toString()
+      const lines = pending.split('\n')
+      pending = lines.pop() ?? ''
+      for (const line of lines) {
+        const entry = JSON.parse(line) as { msg?: string, ms: number, residentMb: number }
+        if (entry.msg === 'idle: memory collected') resolve(entry)
+      }
+    })
+  })
+  await waitForReady(`http://127.0.0.1:${port}`, child)
+  const { ms, residentMb } = await collected
+  await new Promise((resolve) => setTimeout(resolve, 2000))
+  const residentMbNow = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid ?? 0}/status`, 'utf8'))?.[1]) / 1024
+  t.ok(residentMbNow <= residentMb - 16, `resident memory fell from ${residentMb} MB to ${residentMbNow.toFixed(0)} MB (the collection took ${ms} ms)`)
 })
