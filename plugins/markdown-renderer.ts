@@ -69,19 +69,36 @@ export const MAX_EVENT_LOOP_TABLE_CELLS = 4096
 /** Whether `source` renders in a few milliseconds at most, so the event loop may do it. */
 export function rendersQuickly (source: string): boolean {
   if (source.length > MAX_EVENT_LOOP_RENDER_LENGTH) return false
+  // A table needs a `|` on its header line: without one, there are no cells to pad.
+  return !source.includes('|') || possibleTableCells(source) <= MAX_EVENT_LOOP_TABLE_CELLS
+}
+
+/**
+ * Lines (ended by LF or CR) times one more than the most `|` on a line. Found with `indexOf`,
+ * which scans natively: a loop over every character cost more than a 5 KB document's parse.
+ */
+export function possibleTableCells (source: string): number {
   let lines = 1
-  let pipes = 0
   let widest = 0
-  for (let i = 0; i < source.length; i++) {
-    const code = source.charCodeAt(i)
-    if (code === 0x7c) pipes++
-    else if (code === 0x0a || code === 0x0d) {
+  let pipesOnLine = 0
+  let pipe = source.indexOf('|')
+  let newline = source.indexOf('\n')
+  let carriageReturn = source.indexOf('\r')
+  for (;;) {
+    const lineEnd = newline === -1 ? carriageReturn : carriageReturn === -1 ? newline : Math.min(newline, carriageReturn)
+    if (pipe !== -1 && (lineEnd === -1 || pipe < lineEnd)) {
+      pipesOnLine++
+      pipe = source.indexOf('|', pipe + 1)
+    } else if (lineEnd === -1) {
+      return lines * (Math.max(widest, pipesOnLine) + 1)
+    } else {
       lines++
-      if (pipes > widest) widest = pipes
-      pipes = 0
+      widest = Math.max(widest, pipesOnLine)
+      pipesOnLine = 0
+      if (lineEnd === newline) newline = source.indexOf('\n', lineEnd + 1)
+      else carriageReturn = source.indexOf('\r', lineEnd + 1)
     }
   }
-  return lines * (Math.max(widest, pipes) + 1) <= MAX_EVENT_LOOP_TABLE_CELLS
 }
 
 export interface MarkdownRendererOptions {

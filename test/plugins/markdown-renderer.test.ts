@@ -1,8 +1,9 @@
+import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { build } from '../helper.js'
 import { pathologicalCases, README } from '../../bench/markdown.js'
-import { MAX_EVENT_LOOP_RENDER_LENGTH, rendersQuickly, type MarkdownRendererOptions } from '../../plugins/markdown-renderer.js'
+import { MAX_EVENT_LOOP_RENDER_LENGTH, possibleTableCells, rendersQuickly, type MarkdownRendererOptions } from '../../plugins/markdown-renderer.js'
 
 const MiB = 1_048_576
 /** Past MAX_EVENT_LOOP_RENDER_LENGTH: rendered in a thread. */
@@ -17,6 +18,19 @@ t.test('small documents with few possible table cells render on the event loop, 
   t.ok(paddedTable.length < 2000)
   t.notOk(rendersQuickly(paddedTable), '2 KB of table that pads to 65,536 cells')
   t.notOk(rendersQuickly(paddedTable.replaceAll('\n', '\r')), 'lines ended by CR count too')
+})
+
+t.test('possible table cells: lines times one more than the most pipes on a line, whatever the line ends', async (t) => {
+  const byDefinition = (source: string): number => {
+    const lines = source.split(/\r|\n/)
+    return lines.length * (Math.max(...lines.map((line) => line.split('|').length - 1)) + 1)
+  }
+  t.equal(possibleTableCells(''), 1)
+  t.equal(possibleTableCells('|a|b|\r\n|-|-|\r\n'), 5 * 4, 'CR LF ends two lines, counted as ever: an upper bound')
+  fc.assert(fc.property(fc.string({ unit: fc.constantFrom('|', '\n', '\r', 'a', ' ', '-'), maxLength: 300 }), (source) => {
+    return possibleTableCells(source) === byDefinition(source)
+  }), { numRuns: 2000 })
+  t.ok(rendersQuickly('a\n'.repeat(4000)), 'with no pipe there is no table, however many lines')
 })
 
 /** Half a MiB of lazy lines in a deep block quote: the slowest category, most of a second here. */
