@@ -10,7 +10,7 @@
  * 2. Throughput of POST /api/markdown/parse on a ~5 KB README against a bare node:http server
  *    that only calls markdown-it (same options) on the same document: both servers run in
  *    child processes (this file, forked with an argument), autocannon loads them in turn
- *    from this process over loopback, alternating for three rounds; the ratio of their rates
+ *    from this process over loopback, alternating for three rounds; the ratio of their median rates
  *    and of their p99s. Then GET /health/live's latency while the service renders 1 MiB of
  *    the slowest pathological input.
  *
@@ -33,7 +33,7 @@ import {
   MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR, renderSafeMarkdown
 } from '../lib/markdown.js'
 import { importBuiltApp } from './built-app.js'
-import { autocannon, type AutocannonResult, type BenchRequest, describeRun, mean, reportPort, startChild } from './harness.js'
+import { autocannon, type AutocannonResult, type BenchRequest, describeRun, median, reportPort, startChild } from './harness.js'
 
 export interface PathologicalCase {
   name: string
@@ -497,7 +497,6 @@ async function timeRender (source: string): Promise<Timing> {
   return { ms: ms / runs, gcMs: Math.min(gcMs, ms) / runs }
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
 
 interface Growth {
   small: Timing
@@ -735,8 +734,8 @@ async function benchThroughput (): Promise<void> {
         console.log(`round ${round} ${name.padEnd(8)} ${describeRun(result)}`)
       }
     }
-    const rate = (name: keyof typeof servers) => mean(results[name].map((r) => r.requests.average))
-    const p99 = (name: keyof typeof servers) => mean(results[name].map((r) => r.latency.p99))
+    const rate = (name: keyof typeof servers) => median(results[name].map((r) => r.requests.average))
+    const p99 = (name: keyof typeof servers) => median(results[name].map((r) => r.latency.p99))
     console.log(`bare node:http + markdown-it          ${rate('bare').toFixed(0).padStart(7)} req/s  p99 ${p99('bare').toFixed(1)} ms`)
     console.log(`Meridian POST /api/markdown/parse     ${rate('service').toFixed(0).padStart(7)} req/s  p99 ${p99('service').toFixed(1)} ms`)
     console.log(`ratio service / bare: ${(rate('service') / rate('bare')).toFixed(2)} (goal: at least 0.90); ` +
