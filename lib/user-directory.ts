@@ -1,4 +1,4 @@
-import type { UserRecord, UserStats, UserStore } from './store/user-store.js'
+import type { DirectoryEntry, UserRecord, UserStats, UserStore } from './store/user-store.js'
 
 /** Every this many users the id at that position is kept, so a deep page skips at most this many. */
 export const PAGE_ANCHOR_SPACING = 500
@@ -25,7 +25,7 @@ export class UserDirectory {
   private readonly users = new Map<number, UserRecord>()
   /** The id at each multiple of PAGE_ANCHOR_SPACING in the id order, for one membersVersion. */
   private anchors: { membersVersion: number, ids: Promise<number[]> } | undefined
-  private readonly pages = new Map<string, { membersVersion: number, readAt: number, users: Promise<UserRecord[]> }>()
+  private readonly pages = new Map<string, { membersVersion: number, readAt: number, users: Promise<DirectoryEntry[]> }>()
 
   constructor (private readonly store: UserStore) {}
 
@@ -52,7 +52,7 @@ export class UserDirectory {
   }
 
   /** `limit` users in id order after the first `offset`, as of `stats` (from this request's sync). */
-  async page (stats: UserStats, offset: number, limit: number): Promise<UserRecord[]> {
+  async page (stats: UserStats, offset: number, limit: number): Promise<DirectoryEntry[]> {
     if (offset >= stats.userCount) return []
     const key = `${offset}:${limit}`
     const now = Date.now()
@@ -70,7 +70,7 @@ export class UserDirectory {
     if (this.pages.size >= MAX_CACHED_PAGES) this.pages.clear()
   }
 
-  private async readPage (membersVersion: number, offset: number, limit: number): Promise<UserRecord[]> {
+  private async readPage (membersVersion: number, offset: number, limit: number): Promise<DirectoryEntry[]> {
     if (offset < PAGE_ANCHOR_SPACING) return await this.store.list(offset, limit)
     const ids = await this.anchorsFor(membersVersion)
     const anchor = Math.floor(offset / PAGE_ANCHOR_SPACING)

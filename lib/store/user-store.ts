@@ -21,6 +21,12 @@ export interface UserRecord extends NewUser {
   createdAt: number
 }
 
+/**
+ * What the directory shows of a user, and when they were last seen: no username, password hash or
+ * token version, so a page (which replicas keep in memory for a second) cannot carry them.
+ */
+export type DirectoryEntry = Pick<UserRecord, 'id' | 'name' | 'birthdate' | 'gender' | 'shortDesc' | 'lastSeenAt'>
+
 export interface UserStats {
   userCount: number
   /** Moves with every user added or removed: positions in the id order may have changed. */
@@ -122,15 +128,22 @@ export class UserStore {
   }
 
   /** Users in `id` order, `limit` of them after skipping `offset`. */
-  async list (offset: number, limit: number): Promise<UserRecord[]> {
+  async list (offset: number, limit: number): Promise<DirectoryEntry[]> {
     return await this.listFrom(0, offset, limit)
   }
 
   /** Users in `id` order from `firstId` on, `limit` of them after skipping `skip`. */
-  async listFrom (firstId: number, skip: number, limit: number): Promise<UserRecord[]> {
-    const rows = await this.db.selectFrom('users').selectAll().where('id', '>=', firstId)
-      .orderBy('id', 'asc').limit(limit).offset(skip).execute()
-    return rows.map(toRecord)
+  async listFrom (firstId: number, skip: number, limit: number): Promise<DirectoryEntry[]> {
+    const rows = await this.db.selectFrom('users').select(['id', 'name', 'birthdate', 'gender', 'short_desc', 'last_seen_at'])
+      .where('id', '>=', firstId).orderBy('id', 'asc').limit(limit).offset(skip).execute()
+    return rows.map((row) => ({
+      id: Number(row.id),
+      name: row.name,
+      birthdate: row.birthdate,
+      gender: row.gender,
+      shortDesc: row.short_desc,
+      lastSeenAt: row.last_seen_at === null ? null : Number(row.last_seen_at)
+    }))
   }
 
   /**

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
 import { UserListQuery, UserPage } from '../../../schemas/user.js'
 import { agesOn, isOnline, linkedPages, pageWindow, totalPages } from '../../../lib/users.js'
-import type { UserRecord, UserStats } from '../../../lib/store/user-store.js'
+import type { DirectoryEntry, UserStats } from '../../../lib/store/user-store.js'
 import { ACCESS_TOKEN_REFUSED } from '../../../plugins/tokens.js'
 
 const DEFAULT_PER_PAGE = 20
@@ -40,7 +40,7 @@ const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options
     const lastPage = totalPages(total, perPage)
     const now = new Date()
     const ageOf = agesOn(now)
-    const toPublicUser = (user: UserRecord) => ({
+    const toPublicUser = (user: DirectoryEntry) => ({
       id: String(user.id),
       name: user.name,
       birthdate: user.birthdate,
