@@ -149,6 +149,13 @@ t.test('with a BODY_LIMIT raised past it, the renderer still takes at most MAX_M
   assertErrorBody(t, await post(app, JSON.stringify({ markdown: 'a'.repeat(MAX_MARKDOWN_LENGTH + 1) })), 400, /^markdown /)
 })
 
+t.test('the length limit counts characters, not UTF-16 units: an emoji is one', async (t) => {
+  const app = await build(t, { BODY_LIMIT: String(5 * MAX_MARKDOWN_LENGTH) })
+  t.equal((await post(app, JSON.stringify({ markdown: '😀'.repeat(MAX_MARKDOWN_LENGTH) }))).statusCode, 200)
+  assertErrorBody(t, await post(app, JSON.stringify({ markdown: '😀'.repeat(MAX_MARKDOWN_LENGTH + 1) })), 400,
+    new RegExp(`^markdown must NOT have more than ${MAX_MARKDOWN_LENGTH} characters$`))
+})
+
 t.test('prototype-pollution keys do no harm', async (t) => {
   const app = await build(t)
   const bodies = [

@@ -1,0 +1,20 @@
+import { Ajv } from 'ajv'
+import fc from 'fast-check'
+import t from 'tap'
+import { cheapMaxLength } from '../../plugins/validator-compilers.js'
+
+t.test('maxLength gives the verdict and the error of Ajv\'s own, for any string and limit', async (t) => {
+  const stock = new Ajv({ allErrors: false })
+  const cheap = new Ajv({ allErrors: false })
+  cheapMaxLength(cheap)
+  const character = fc.constantFrom('a', 'é', '😀', '\ud83d', '\ude00', '\n', '"')
+  fc.assert(fc.property(fc.string({ unit: character, maxLength: 40 }), fc.nat({ max: 40 }), (text, limit) => {
+    const schema = { type: 'object', properties: { text: { type: 'string', maxLength: limit, minLength: 1 } } }
+    const expected = stock.compile(schema)
+    const actual = cheap.compile(schema)
+    const pick = (errors: typeof actual.errors) => JSON.stringify(errors?.map(({ keyword, instancePath, message, params }) => ({ keyword, instancePath, message, params })))
+    return actual({ text }) === expected({ text }) && pick(actual.errors) === pick(expected.errors)
+  }), { numRuns: 3000 })
+  t.ok(cheap.validate({ type: 'string', maxLength: 2 }, '😀😀'), 'a surrogate pair is one character')
+  t.notOk(cheap.validate({ type: 'string', maxLength: 2 }, '😀😀a'))
+})
