@@ -497,7 +497,6 @@ async function timeRender (source: string): Promise<Timing> {
   return { ms: ms / runs, gcMs: Math.min(gcMs, ms) / runs }
 }
 
-
 interface Growth {
   small: Timing
   large: Timing

@@ -1,5 +1,6 @@
 import { AjvCompiler } from '@fastify/ajv-compiler'
 import type { Ajv, ErrorObject, FuncKeywordDefinition } from 'ajv'
+import ucs2lengthModule from 'ajv/dist/runtime/ucs2length.js'
 import type { FastifyServerOptions, FastifySchema } from 'fastify'
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>
@@ -9,18 +10,8 @@ interface AjvCompilerOptions { customOptions?: Record<string, unknown>, [option:
 type RouteValidatorCompiler = (route: { schema: FastifySchema, method: string, url: string, httpPart: string }) => unknown
 type CompilerPool = (externalSchemas: unknown, options: AjvCompilerOptions) => RouteValidatorCompiler
 
-/** Characters as JSON Schema counts them: code points, so a surrogate pair is one. */
-function characterCount (text: string): number {
-  let count = text.length
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index)
-    if (code >= 0xd800 && code <= 0xdbff && index + 1 < text.length) {
-      const next = text.charCodeAt(index + 1)
-      if (next >= 0xdc00 && next <= 0xdfff) { count--; index++ }
-    }
-  }
-  return count
-}
+// A CommonJS module whose function is its `default` export: Ajv's own count of characters (code points).
+const characterCount = ucs2lengthModule.default
 
 /**
  * `maxLength` as Ajv has it, counting characters only when it matters. Ajv counts the code points
@@ -33,13 +24,15 @@ function maxLength (limit: number, text: string): boolean {
   maxLength.errors = [{ keyword: 'maxLength', message: `must NOT have more than ${limit} characters`, params: { limit } }]
   return false
 }
-maxLength.errors = [] as Array<Partial<ErrorObject>>
+maxLength.errors = undefined as Array<Partial<ErrorObject>> | undefined
 
 const maxLengthCountingOnlyPastTheLimit: FuncKeywordDefinition = {
   keyword: 'maxLength',
   type: 'string',
   schemaType: 'number',
   errors: true,
+  // Where Ajv's own runs, first of the string keywords: a string too long never reaches a pattern.
+  before: 'minLength',
   validate: maxLength
 }
 
@@ -57,7 +50,8 @@ export function cheapMaxLength (ajv: Ajv): void {
 export function validatorCompilers (): SchemaController {
   const buildFromPool = AjvCompiler() as unknown as CompilerPool
   const buildValidator = (externalSchemas: unknown, ajvOptions: AjvCompilerOptions = {}): RouteValidatorCompiler => {
-    const withCheapMaxLength = { ...ajvOptions, onCreate: cheapMaxLength }
+    const onCreate = ajvOptions.onCreate as ((ajv: Ajv) => void) | undefined
+    const withCheapMaxLength = { ...ajvOptions, onCreate: (ajv: Ajv) => { cheapMaxLength(ajv); onCreate?.(ajv) } }
     const coercing = buildFromPool(externalSchemas, withCheapMaxLength)
     const exact = buildFromPool(externalSchemas, { ...withCheapMaxLength, customOptions: { ...ajvOptions.customOptions, coerceTypes: false } })
     return (route) => route.httpPart === 'body' ? exact(route) : coercing(route)

@@ -8,8 +8,9 @@ t.test('maxLength gives the verdict and the error of Ajv\'s own, for any string 
   const cheap = new Ajv({ allErrors: false })
   cheapMaxLength(cheap)
   const character = fc.constantFrom('a', 'é', '😀', '\ud83d', '\ude00', '\n', '"')
-  fc.assert(fc.property(fc.string({ unit: character, maxLength: 40 }), fc.nat({ max: 40 }), (text, limit) => {
-    const schema = { type: 'object', properties: { text: { type: 'string', maxLength: limit, minLength: 1 } } }
+  const otherKeywords = fc.constantFrom({}, { minLength: 1 }, { pattern: '^a*$' }, { minLength: 2, pattern: 'é' })
+  fc.assert(fc.property(fc.string({ unit: character, maxLength: 40 }), fc.nat({ max: 40 }), otherKeywords, (text, limit, others) => {
+    const schema = { type: 'object', properties: { text: { type: 'string', maxLength: limit, ...others } } }
     const expected = stock.compile(schema)
     const actual = cheap.compile(schema)
     const pick = (errors: typeof actual.errors) => JSON.stringify(errors?.map(({ keyword, instancePath, message, params }) => ({ keyword, instancePath, message, params })))
