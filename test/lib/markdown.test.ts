@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import MarkdownIt from 'markdown-it'
 import {
   isSafeUrl, renderSafeMarkdown, LONG_INLINE_SOURCE, MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_STRIKETHROUGH_MARKERS, MAX_TABLE_CELLS,
-  LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
+  LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR, EAGER_RENDER_MIN_LENGTH
 } from '../../lib/markdown.js'
 import { hostileInputs, unsafeParts, browserScheme } from './markdown-hostile.js'
 import { pathologicalCases } from '../../bench/markdown.js'
@@ -163,6 +163,9 @@ t.test('long runs of text give markdown-it\'s own output', async (t) => {
   rendersAsMarkdownIt(t, documents, { numRuns: 300, endOnFailure: true })
 })
 
+/** `markdown` after a paragraph that makes the source long enough for containers to render as they are parsed. */
+const renderedEagerly = (markdown: string): string => 'x'.repeat(EAGER_RENDER_MIN_LENGTH) + '\n\n' + markdown
+
 t.test('a list rendered item by item is the list markdown-it renders whole', async (t) => {
   const lists: Array<[string, string]> = [
     ['- a\n  - b\n- c', 'tight, with a nested list after an item paragraph'],
@@ -172,9 +175,12 @@ t.test('a list rendered item by item is the list markdown-it renders whole', asy
     ['-\n- a\n-\n\n  b\n- c', 'empty items'],
     ['> - a\n>   > b\n> - c\n\n1. x\n2) y', 'in a quote, quotes in it, then lists of other markers']
   ]
-  for (const [markdown, name] of lists) t.equal(render(markdown), markdownIt.render(markdown), name)
+  for (const [markdown, name] of lists) {
+    t.equal(render(markdown), markdownIt.render(markdown), name)
+    t.equal(render(renderedEagerly(markdown)), markdownIt.render(renderedEagerly(markdown)), `${name}, in a long source`)
+  }
   // Runs of items without inline content are cut into pieces of a few KB (see cutLongLastPiece).
-  const longRuns = '- a\n' + '- ***\n'.repeat(2000) + '- b\n' + '- >\n'.repeat(2000)
+  const longRuns = renderedEagerly('- a\n' + '- ***\n'.repeat(2000) + '- b\n' + '- >\n'.repeat(2000))
   t.equal(render(longRuns), markdownIt.render(longRuns), 'long runs of items without inline content, tight')
   t.equal(render(longRuns + '\n- c'), markdownIt.render(longRuns + '\n- c'), 'the same runs in a list found loose at its end')
   // One item's HTML holds a slot per inline content of the nested list: more than a call's arguments can hold.
@@ -188,11 +194,13 @@ const CONTAINER_FRAGMENTS = [
   '```\n', '# ', '---', '***', '|', '| - |', '\\', '  \n'
 ]
 
-t.test('lists and block quotes, rendered as soon as each is parsed, give markdown-it\'s own output', async (t) => {
+t.test('lists and block quotes, rendered at the end or, in long sources, as soon as each is parsed, give markdown-it\'s own output', async (t) => {
   // Deeper than our block quote and nesting caps, the output differs on purpose (tested above).
   const withinCaps = (markdown: string): boolean => markdown.split('\n').every((line) => (line.match(/[->*+]|\d[.)]/g) ?? []).length < MAX_BLOCKQUOTE_DEPTH)
   const documents = fc.array(fc.constantFrom(...CONTAINER_FRAGMENTS), { maxLength: 80 }).map((pieces) => pieces.join('')).filter(withinCaps)
   rendersAsMarkdownIt(t, documents, { numRuns: 5000 })
+  t.ok(EAGER_RENDER_MIN_LENGTH > 80 * 5, 'those documents are rendered at the end')
+  rendersAsMarkdownIt(t, documents.map(renderedEagerly), { numRuns: 2000 })
 })
 
 t.test('link labels nested around the nesting limit give markdown-it\'s own output', async (t) => {
