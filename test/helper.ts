@@ -75,3 +75,13 @@ export async function login (app: FastifyInstance, username: string, password: s
   if (response.statusCode !== 200) throw new Error(`login failed: ${response.statusCode} ${response.body}`)
   return response.json<Tokens>()
 }
+
+/** Keeps the event loop mostly blocked for `ms`, in slices, so that timers and the delay histogram still run. */
+export async function stallEventLoop (ms: number): Promise<void> {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    const sliceEnd = Date.now() + 40
+    while (Date.now() < sliceEnd) { /* busy */ }
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}

@@ -1,18 +1,9 @@
 import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { build } from '../helper.js'
+import { build, stallEventLoop } from '../helper.js'
 
 const SHORT_IDLE_MS = 200
-
-async function keepBusy (ms: number): Promise<void> {
-  const end = performance.now() + ms
-  while (performance.now() < end) {
-    const slice = performance.now() + 20
-    while (performance.now() < slice) { /* work */ }
-    await new Promise((resolve) => setImmediate(resolve))
-  }
-}
 
 async function waitFor (condition: () => boolean, ms: number): Promise<boolean> {
   const end = performance.now() + ms
@@ -42,7 +33,7 @@ t.test('a collection runs once the replica is idle, not again while it stays idl
   await sleep(5 * SHORT_IDLE_MS)
   t.equal(collections().length, 1, 'not again while it stays idle')
 
-  await keepBusy(4 * SHORT_IDLE_MS)
+  await stallEventLoop(4 * SHORT_IDLE_MS)
   t.equal(collections().length, 1, 'never while it works')
   t.ok(await waitFor(() => collections().length === 2, 20 * SHORT_IDLE_MS), 'again once idle after the work')
   await app.close()

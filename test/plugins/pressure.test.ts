@@ -1,15 +1,5 @@
 import t from 'tap'
-import { buildUnready } from '../helper.js'
-
-/** Keeps the event loop mostly blocked for `ms`, in slices, so the delay histogram sees it. */
-async function stallEventLoop (ms: number): Promise<void> {
-  const end = Date.now() + ms
-  while (Date.now() < end) {
-    const sliceEnd = Date.now() + 40
-    while (Date.now() < sliceEnd) { /* busy */ }
-    await new Promise((resolve) => setImmediate(resolve))
-  }
-}
+import { buildUnready, stallEventLoop } from '../helper.js'
 
 t.test('a stalled event loop answers 503 with Retry-After and the error body', async (t) => {
   const app = await buildUnready(t, {}, { maxEventLoopDelayMs: 5 })
