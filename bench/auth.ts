@@ -16,7 +16,7 @@
  *   npm run bench:auth -- throughput|scale|memory  one part
  *   BENCH_DATABASE_URL=postgres://…                the PostgreSQL server (default: the local one;
  *                                                  BENCH_DATABASE_URL=none leaves it out)
- *   BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_USERS (1000000), BENCH_MIXED_ROUNDS (3)
+ *   BENCH_SECONDS (5), BENCH_ROUNDS (5), BENCH_USERS (1000000), BENCH_MIXED_ROUNDS (3)
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -27,12 +27,11 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import {
   autocannon, type AutocannonResult, type BenchRequest, type ChildServer, describeRun, median, portOf, reportPort,
-  startChild, startFixedBodyServer
+  startChild, startFixedBodyServer, THROUGHPUT_ROUNDS
 } from './harness.js'
 import { importBuiltApp } from './built-app.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const CONNECTIONS = 10
 const SCALE_USERS = Number(process.env.BENCH_USERS ?? 1_000_000)
 const SCALE_CONNECTIONS = 20
@@ -198,7 +197,7 @@ async function benchThroughput (): Promise<void> {
     ]
     const [first] = services
     if (first === undefined) throw new Error('no service started')
-    console.log(`\nThroughput of the authenticated path: 1,001 users, ${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s per server and route, loopback`)
+    console.log(`\nThroughput of the authenticated path: 1,001 users, ${CONNECTIONS} connections, ${THROUGHPUT_ROUNDS} × ${SECONDS} s per server and route, loopback`)
     const ratios: string[] = []
     for (const route of routes) {
       const servers = [{ name: 'fixed', url: fixed.url, request: route.request(first) },
@@ -206,7 +205,7 @@ async function benchThroughput (): Promise<void> {
         ...services.map((s) => ({ name: s.name, url: s.url, request: route.request(s) }))]
       for (const server of servers) await load(server.url, [server.request], 2)
       const rates = new Map<string, number[]>(servers.map((s) => [s.name, []]))
-      for (let round = 1; round <= ROUNDS; round++) {
+      for (let round = 1; round <= THROUGHPUT_ROUNDS; round++) {
         for (const server of round % 2 === 1 ? servers : [...servers].reverse()) {
           const result = await load(server.url, [server.request], SECONDS)
           rates.get(server.name)?.push(result.requests.average)

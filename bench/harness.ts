@@ -79,5 +79,13 @@ export async function startFixedBodyServer (routes: Array<{ method: 'GET' | 'POS
   return portOf(app.server)
 }
 
+/**
+ * Alternating rounds per throughput comparison (BENCH_ROUNDS overrides). Five, not three: on
+ * these shared 2-core machines a server's rate moves by ±15% between rounds of the same run
+ * (the same server answered 1,124 and 1,472 req/s in one Markdown run), and a median of five
+ * rounds is still right when two of them were spoiled.
+ */
+export const THROUGHPUT_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+
 /** The middle value (the upper one of an even count): one round spoiled by the host does not move it. */
 export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number

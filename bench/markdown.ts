@@ -10,7 +10,7 @@
  * 2. Throughput of POST /api/markdown/parse on a ~5 KB README against a bare node:http server
  *    that only calls markdown-it (same options) on the same document: both servers run in
  *    child processes (this file, forked with an argument), autocannon loads them in turn
- *    from this process over loopback, alternating for three rounds; the ratio of their median rates
+ *    from this process over loopback, alternating for five rounds (BENCH_ROUNDS); the ratio of their median rates
  *    and of their p99s. Then GET /health/live's latency while the service renders 1 MiB of
  *    the slowest pathological input.
  *
@@ -33,7 +33,7 @@ import {
   MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR, renderSafeMarkdown
 } from '../lib/markdown.js'
 import { importBuiltApp } from './built-app.js'
-import { autocannon, type AutocannonResult, type BenchRequest, describeRun, median, reportPort, startChild } from './harness.js'
+import { autocannon, type AutocannonResult, type BenchRequest, describeRun, median, reportPort, startChild, THROUGHPUT_ROUNDS } from './harness.js'
 
 export interface PathologicalCase {
   name: string
@@ -680,7 +680,6 @@ const README_REQUEST: BenchRequest = {
   headers: { 'content-type': 'application/json' },
   body: JSON.stringify({ markdown: README })
 }
-const THROUGHPUT_ROUNDS = 3
 const HEALTH_PROBE_INTERVAL_MS = 10
 
 /** `GET /health/live` one request at a time until `until` settles: the latencies, in ms. */

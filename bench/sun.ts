@@ -11,7 +11,7 @@
  * the machine's load spreads over all three; each figure is the median of the rounds, so one round
  * that the host spoiled does not move it. Exits non-zero only when something crashes.
  *
- *   npx tsx bench/sun.ts [--duration 5] [--rounds 3] [--connections 10]
+ *   npx tsx bench/sun.ts [--duration 5] [--rounds 5] [--connections 10]
  *   BENCH_LOG_LEVEL=info npx tsx bench/sun.ts     # the service logging as in production (to /dev/null)
  */
 import type { ChildProcess } from 'node:child_process'
@@ -23,7 +23,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { importBuiltApp } from './built-app.js'
-import { type AutocannonClient, type AutocannonResult, type BenchRequest, autocannon, median, portOf, reportPort, startChild, startFixedBodyServer } from './harness.js'
+import { type AutocannonClient, type AutocannonResult, type BenchRequest, autocannon, median, portOf, reportPort, startChild, startFixedBodyServer, THROUGHPUT_ROUNDS } from './harness.js'
 
 const require = createRequire(import.meta.url)
 
@@ -207,7 +207,7 @@ async function main (): Promise<void> {
   const { values } = parseArgs({
     options: {
       duration: { type: 'string', default: '5' },
-      rounds: { type: 'string', default: '3' },
+      rounds: { type: 'string', default: String(THROUGHPUT_ROUNDS) },
       connections: { type: 'string', default: '10' }
     }
   })
