@@ -14,6 +14,8 @@ export interface BenchRequest {
   path: string
   headers?: Record<string, string>
   body?: string
+  /** Called before each send: the request to send instead (autocannon builds it then, not up front). */
+  setupRequest?: (request: BenchRequest) => BenchRequest
 }
 export interface AutocannonClient { setRequests: (requests: BenchRequest[]) => void }
 export interface AutocannonResult {
