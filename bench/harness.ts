@@ -83,9 +83,9 @@ export async function startFixedBodyServer (routes: Array<{ method: 'GET' | 'POS
 
 /**
  * Alternating rounds per throughput comparison (BENCH_ROUNDS overrides). Five, not three: on
- * these shared 2-core machines a server's rate moves by ±15% between rounds of the same run
- * (the same server answered 1,124 and 1,472 req/s in one Markdown run), and a median of five
- * rounds is still right when two of them were spoiled.
+ * these shared 2-core machines a server's rate moves by ±15% or more between rounds of the same
+ * run (the bare Markdown server answered 1,175 and 1,745 req/s in two rounds of one run), and a
+ * median of five rounds is still right when two of them were spoiled.
  */
 export const THROUGHPUT_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 
