@@ -6,8 +6,8 @@ import fp from 'fastify-plugin'
 
 export interface IdleCollectionOptions {
   /**
-   * How long the event loop must have been idle before a collection; 10 s by default (0: never).
-   * V8 gives the young generation back only if it allocated little over the last 5 s.
+   * How long the event loop must have been idle before the scavenge, and again before the full
+   * collection; 10 s by default (0: never).
    */
   idleMs?: number
 }
@@ -15,7 +15,8 @@ export interface IdleCollectionOptions {
 /** More event-loop time than this in an interval is work; probes and metrics scrapes take far less. */
 const WORK_MS = 100
 
-let collector: (() => void) | undefined
+type GarbageCollector = (options?: { type: 'minor' }) => void
+let collector: GarbageCollector | undefined
 
 /**
  * V8's garbage collector, which Node does not expose without `--expose-gc`: the flag can be set
@@ -23,27 +24,36 @@ let collector: (() => void) | undefined
  * collection, once per process: a process that never falls idle (a CLI command, most tests)
  * never sets the flag.
  */
-function garbageCollector (): () => void {
-  collector ??= (globalThis as { gc?: () => void }).gc
+function garbageCollector (): GarbageCollector {
+  collector ??= (globalThis as { gc?: GarbageCollector }).gc
   if (collector === undefined) {
     setFlagsFromString('--expose-gc')
-    collector = runInNewContext('gc') as () => void
+    collector = runInNewContext('gc') as GarbageCollector
   }
   return collector
 }
 
+/** Where the replica stands since it last worked. */
+type IdlePhase = 'working' | 'scavenged' | 'collected'
+
 /**
  * Gives memory back once the replica falls idle. Starting up (loading modules, compiling every
- * schema) makes V8 grow its young generation to its 32 MB maximum, and V8 only shrinks it in a
- * collection that runs while little is being allocated: an idle replica runs none, so it kept
- * ~120 MB instead of ~90 MB (measured with `npm run bench:auth -- memory`). So after a whole idle
- * interval following some work, one full collection runs (20–30 ms on this heap), and not
- * again until the replica has worked again.
+ * schema) or a burst of requests makes V8 grow its young generation to its 32 MB maximum, and V8
+ * shrinks it only in a collection that finds the allocation rate low: bytes allocated since its
+ * previous collection over the time since. An idle replica runs no collection, so it kept
+ * ~120 MB instead of ~90 MB (measured with `npm run bench:auth -- memory`). A single full
+ * collection once idle was not enough: counting what the work allocated since the collection
+ * before, V8 kept the 32 MB in 4 of 17 starts on a loaded machine. So after a whole idle interval
+ * following some work, a scavenge (1–2 ms), which usually shrinks it already; after one more
+ * idle interval, a full collection (20–30 ms), which finds almost nothing allocated since the
+ * scavenge, so V8 shrinks now if it had not. Then none until the replica has worked again.
  */
 export default fp(async function idleCollection (fastify: FastifyInstance, options: IdleCollectionOptions) {
   const idleMs = options.idleMs ?? 10_000
   if (idleMs <= 0) return
-  let workedSinceCollection = true
+  // From the end of start-up: the start itself is the work that leaves the most behind.
+  let phase: IdlePhase = 'working'
+  let residentMbWhenIdle = 0
   let previous = performance.eventLoopUtilization()
   let timer: NodeJS.Timeout | undefined
 
@@ -52,19 +62,24 @@ export default fp(async function idleCollection (fastify: FastifyInstance, optio
     const { active } = performance.eventLoopUtilization(now, previous)
     previous = now
     if (active > WORK_MS) {
-      workedSinceCollection = true
-    } else if (workedSinceCollection) {
-      workedSinceCollection = false
-      const residentMb = Math.round(process.memoryUsage.rss() / 1048576)
+      phase = 'working'
+    } else if (phase === 'working') {
+      residentMbWhenIdle = Math.round(process.memoryUsage.rss() / 1048576)
+      garbageCollector()({ type: 'minor' })
+      phase = 'scavenged'
+    } else if (phase === 'scavenged') {
       const started = performance.now()
       garbageCollector()()
-      // V8 returns the young generation's pages after the collection, within about a second.
-      fastify.log.debug({ ms: Math.round(performance.now() - started), residentMb }, 'idle: memory collected')
-      // The collection is not work: the next interval starts after it.
-      previous = performance.eventLoopUtilization()
+      // V8 returns the young generation's pages after the collection, within about a second;
+      // residentMb is what the replica held when it fell idle, before the scavenge.
+      fastify.log.debug({ ms: Math.round(performance.now() - started), residentMb: residentMbWhenIdle }, 'idle: memory collected')
+      phase = 'collected'
+    } else {
+      return
     }
+    // A collection is not work: the next interval starts after it.
+    previous = performance.eventLoopUtilization()
   }
-  // From the end of start-up: the start itself is the work that leaves the most behind.
   fastify.addHook('onReady', async () => {
     previous = performance.eventLoopUtilization()
     timer = setInterval(checkIdle, idleMs).unref()
