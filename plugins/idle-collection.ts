@@ -7,7 +7,8 @@ import fp from 'fastify-plugin'
 export interface IdleCollectionOptions {
   /**
    * How long the event loop must have been idle before the scavenge, and again before the full
-   * collection; 10 s by default (0: never).
+   * collection; 10 s by default (0: never). V8 measures the allocation rate over at least the
+   * last 5 s, so below that the full collection's measure reaches back into the work.
    */
   idleMs?: number
 }
@@ -39,23 +40,34 @@ type IdlePhase = 'working' | 'scavenged' | 'collected'
 /**
  * Gives memory back once the replica falls idle. Starting up (loading modules, compiling every
  * schema) or a burst of requests makes V8 grow its young generation to its 32 MB maximum, and V8
- * shrinks it only in a collection that finds the allocation rate low: bytes allocated since its
- * previous collection over the time since. An idle replica runs no collection, so it kept
+ * shrinks it only in a collection that finds the allocation rate low, measured since its previous
+ * collection and over at least the last 5 s. An idle replica runs no collection, so it kept
  * ~120 MB instead of ~90 MB (measured with `npm run bench:auth -- memory`). A single full
  * collection once idle was not enough: counting what the work allocated since the collection
  * before, V8 kept the 32 MB in 4 of 17 starts on a loaded machine. So after a whole idle interval
- * following some work, a scavenge (1–2 ms), which usually shrinks it already; after one more
+ * following some work, a scavenge (a few ms), which usually shrinks it already; after one more
  * idle interval, a full collection (20–30 ms), which finds almost nothing allocated since the
- * scavenge, so V8 shrinks now if it had not. Then none until the replica has worked again.
+ * scavenge, so V8 shrinks now if it had not. Then none until the replica has worked again. (A
+ * replica that works in every other interval only ever scavenges.)
  */
 export default fp(async function idleCollection (fastify: FastifyInstance, options: IdleCollectionOptions) {
   const idleMs = options.idleMs ?? 10_000
   if (idleMs <= 0) return
   // From the end of start-up: the start itself is the work that leaves the most behind.
   let phase: IdlePhase = 'working'
-  let residentMbWhenIdle = 0
   let previous = performance.eventLoopUtilization()
   let timer: NodeJS.Timeout | undefined
+
+  const collect = (type: 'minor' | 'major'): void => {
+    const residentMb = Math.round(process.memoryUsage.rss() / 1048576)
+    const collectGarbage = garbageCollector()
+    const started = performance.now()
+    if (type === 'minor') collectGarbage({ type })
+    else collectGarbage()
+    // V8 returns the young generation's pages after the collection, within about a second.
+    const ms = Math.round(performance.now() - started)
+    fastify.log.debug({ ms, residentMb }, type === 'minor' ? 'idle: young generation scavenged' : 'idle: memory collected')
+  }
 
   const checkIdle = (): void => {
     const now = performance.eventLoopUtilization()
@@ -64,15 +76,10 @@ export default fp(async function idleCollection (fastify: FastifyInstance, optio
     if (active > WORK_MS) {
       phase = 'working'
     } else if (phase === 'working') {
-      residentMbWhenIdle = Math.round(process.memoryUsage.rss() / 1048576)
-      garbageCollector()({ type: 'minor' })
+      collect('minor')
       phase = 'scavenged'
     } else if (phase === 'scavenged') {
-      const started = performance.now()
-      garbageCollector()()
-      // V8 returns the young generation's pages after the collection, within about a second;
-      // residentMb is what the replica held when it fell idle, before the scavenge.
-      fastify.log.debug({ ms: Math.round(performance.now() - started), residentMb: residentMbWhenIdle }, 'idle: memory collected')
+      collect('major')
       phase = 'collected'
     } else {
       return

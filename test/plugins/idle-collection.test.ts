@@ -53,10 +53,10 @@ t.test('once the replica is idle: a scavenge, a full collection one idle interva
   // Observer entries arrive after the collection, on a later turn of the event loop.
   await waitFor(() => forced.kinds().length === 2, 5 * SHORT_IDLE_MS)
   t.same(forced.kinds(), ['minor', 'major'], 'a scavenge first, then the full collection')
-  // V8 shrinks the young generation only if little was allocated since the collection before:
-  // the scavenge must be a whole idle interval behind the full collection, not just before it.
+  // The full collection comes an idle interval after the scavenge, not right behind it (the bound
+  // leaves room for late timers): with the default 10 s, V8 then measures over idle time only.
   const [gap = 0] = forced.gaps()
-  t.ok(gap >= 0.9 * SHORT_IDLE_MS, `the full collection came ${gap.toFixed(0)} ms after the scavenge`)
+  t.ok(gap >= SHORT_IDLE_MS / 2, `the full collection came ${gap.toFixed(0)} ms after the scavenge`)
 
   await sleep(5 * SHORT_IDLE_MS)
   t.equal(collections().length, 1, 'not again while it stays idle')
@@ -64,6 +64,7 @@ t.test('once the replica is idle: a scavenge, a full collection one idle interva
 
   await stallEventLoop(4 * SHORT_IDLE_MS)
   t.equal(collections().length, 1, 'never while it works')
+  t.equal(forced.kinds().length, 2, 'no scavenge while it works either')
   t.ok(await waitFor(() => collections().length === 2, 20 * SHORT_IDLE_MS), 'again once idle after the work')
   await waitFor(() => forced.kinds().length === 4, 5 * SHORT_IDLE_MS)
   t.same(forced.kinds(), ['minor', 'major', 'minor', 'major'], 'again a scavenge first')
