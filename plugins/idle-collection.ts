@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import { setFlagsFromString } from 'node:v8'
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -34,6 +34,14 @@ function garbageCollector (): GarbageCollector {
   return collector
 }
 
+const MB = 1048576
+
+/** Memory V8 holds for its young generation (both semi-spaces), in MB. */
+function youngGenerationMb (): number {
+  const newSpace = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')
+  return Math.round((newSpace?.space_size ?? 0) / MB)
+}
+
 /** Where the replica stands since it last worked. */
 type IdlePhase = 'working' | 'scavenged' | 'collected'
 
@@ -59,14 +67,16 @@ export default fp(async function idleCollection (fastify: FastifyInstance, optio
   let timer: NodeJS.Timeout | undefined
 
   const collect = (type: 'minor' | 'major'): void => {
-    const residentMb = Math.round(process.memoryUsage.rss() / 1048576)
+    const residentMb = Math.round(process.memoryUsage.rss() / MB)
+    const youngMbBefore = youngGenerationMb()
     const collectGarbage = garbageCollector()
     const started = performance.now()
     if (type === 'minor') collectGarbage({ type })
     else collectGarbage()
-    // V8 returns the young generation's pages after the collection, within about a second.
     const ms = Math.round(performance.now() - started)
-    fastify.log.debug({ ms, residentMb }, type === 'minor' ? 'idle: young generation scavenged' : 'idle: memory collected')
+    // V8 returns the young generation's pages after the collection, within about a second.
+    fastify.log.debug({ ms, residentMb, youngMbBefore, youngMbAfter: youngGenerationMb() },
+      type === 'minor' ? 'idle: young generation scavenged' : 'idle: memory collected')
   }
 
   const checkIdle = (): void => {
