@@ -47,7 +47,7 @@ type IdlePhase = 'working' | 'scavenged' | 'collected'
 
 /**
  * Gives memory back once the replica falls idle. Starting up (loading modules, compiling every
- * schema) or a burst of requests makes V8 grow its young generation to its 32 MB maximum, and V8
+ * schema) or a burst of requests makes V8 grow its young generation up to its 32 MB maximum, and V8
  * shrinks it only in a collection that finds the allocation rate low, measured since its previous
  * collection and over at least the last 5 s. An idle replica runs no collection, so it kept
  * ~120 MB instead of ~90 MB (measured with `npm run bench:auth -- memory`). A single full
