@@ -157,11 +157,13 @@ t.test('npm start: once idle, the replica gives back the memory start-up left (p
   // Start-up grows the young generation towards its 32 MB maximum (how far depends on the machine's load).
   t.ok(full.youngMbAfter <= 4, `the young generation is back to ${full.youngMbAfter} MB (${scavenged.youngMbBefore} MB when the replica fell idle)`)
   // And its pages are given back: resident memory falls by at least half of what the young generation shrank
-  // (pages never touched count in neither). V8 returns them a second or so after the collection, longer under load.
+  // (pages never touched count in neither), less 2 MB for the rounding of the logged figure and the replica's own
+  // noise (a start that left the young generation small has little to give back). V8 returns the pages a second
+  // or so after the collection, longer under load.
   const givenBackMb = scavenged.youngMbBefore - full.youngMbAfter
-  const expectedMb = scavenged.residentMb - givenBackMb / 2
+  const expectedMb = scavenged.residentMb - givenBackMb / 2 + 2
   const residentMbNow = (): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid ?? 0}/status`, 'utf8'))?.[1]) / 1024
   const deadline = Date.now() + 20_000
   while (residentMbNow() > expectedMb && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250))
-  t.ok(residentMbNow() <= expectedMb, `resident memory fell from ${scavenged.residentMb} MB to ${residentMbNow().toFixed(0)} MB, the young generation by ${givenBackMb} MB (scavenge ${scavenged.ms} ms, full collection ${full.ms} ms)`)
+  t.ok(residentMbNow() <= expectedMb, `resident memory went from ${scavenged.residentMb} MB to ${residentMbNow().toFixed(0)} MB (at most ${expectedMb.toFixed(0)} MB expected: the young generation gave back ${givenBackMb} MB; scavenge ${scavenged.ms} ms, full collection ${full.ms} ms)`)
 })
