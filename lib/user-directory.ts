@@ -14,14 +14,16 @@ const MAX_CACHED_PAGES = 200
 export const PAGE_REUSE_MS = 1000
 
 /**
- * The users as requests need them, with one read of the store's change counters per request
- * (`sync`) instead of a read of the user, a count and a scan. Everything cached here holds only
+ * The users as requests need them, with one read of the store's change counters per request, or
+ * per burst of requests (`sync`), instead of a read of the user, a count and a scan. Everything cached here holds only
  * while the counter it depends on has not moved, so a change made anywhere (another replica,
  * the CLI) shows in the next request of every replica: a removed user or a changed password
  * fails the next token check, an added user is in the next count.
  */
 export class UserDirectory {
   private stats: UserStats | undefined
+  /** The read that the calls of this turn of the event loop wait for. */
+  private nextRead: Promise<UserStats> | undefined
   private readonly users = new Map<number, UserRecord>()
   /** The id at each multiple of PAGE_ANCHOR_SPACING in the id order, for one membersVersion. */
   private anchors: { membersVersion: number, ids: Promise<number[]> } | undefined
@@ -29,12 +31,22 @@ export class UserDirectory {
 
   constructor (private readonly store: UserStore) {}
 
-  /** Reads the counters; drops what they say changed. A request calls it before anything else. */
+  /**
+   * The counters for a request that has arrived; drops what they say changed. A request calls it
+   * before anything else. Every call in one turn of the event loop shares one read, made in that
+   * turn's check phase (setImmediate), so after each of them arrived: an answer still reflects
+   * every change committed before its request was sent, and a burst of requests pays for one read.
+   */
   async sync (): Promise<UserStats> {
-    const stats = await this.store.stats()
-    if (stats.credentialsVersion !== this.stats?.credentialsVersion) this.users.clear()
-    this.stats = stats
-    return stats
+    this.nextRead ??= new Promise<void>((resolve) => { setImmediate(resolve) }).then(async () => {
+      // Calls from now on are in a later turn: they need a read of their own.
+      this.nextRead = undefined
+      const stats = await this.store.stats()
+      if (stats.credentialsVersion !== this.stats?.credentialsVersion) this.users.clear()
+      this.stats = stats
+      return stats
+    })
+    return await this.nextRead
   }
 
   /** The user as of the last `sync`, or undefined if removed. */

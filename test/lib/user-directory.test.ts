@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import BetterSqlite3 from 'better-sqlite3'
+import { UserStore } from '../../lib/store/user-store.js'
+import { UserDirectory } from '../../lib/user-directory.js'
+
+/**
+ * A directory on a fresh SQLite file, the number of counter reads it made, and a second
+ * connection that commits at once (synchronously), as `meridian user add` or another replica does.
+ */
+async function directoryWithWriter (t: Test) {
+  const folder = mkdtempSync(join(tmpdir(), 'meridian-directory-'))
+  t.teardown(() => { rmSync(folder, { recursive: true, force: true }) })
+  const file = join(folder, 'meridian.db')
+  const store = UserStore.open(`sqlite:${file}`)
+  await store.migrate()
+  const writer = new BetterSqlite3(file)
+  t.teardown(async () => { writer.close(); await store.close() })
+  let reads = 0
+  const stats = store.stats.bind(store)
+  store.stats = async () => { reads++; return await stats() }
+  const insert = writer.prepare("insert into users (username, password_hash, name, birthdate, gender, short_desc, created_at) values (?, 'x', 'n', '1990-01-01', 'female', '', 0)")
+  return {
+    directory: new UserDirectory(store),
+    reads: () => reads,
+    addUser: (username: string) => { insert.run(username) }
+  }
+}
+
+t.test('the requests of one event-loop turn share one counter read, made after the last of them asked', async (t) => {
+  const { directory, reads, addUser } = await directoryWithWriter(t)
+  const first = directory.sync()
+  const second = directory.sync()
+  // Committed after the first request asked but before the second: the second must see it, and
+  // the first may (its answer is not yet given).
+  addUser('ada')
+  const third = directory.sync()
+  const answers = await Promise.all([first, second, third])
+  t.equal(reads(), 1, 'one read for the three')
+  t.same(answers.map((stats) => stats.userCount), [1, 1, 1], 'every one of them sees the user added before the last asked')
+})
+
+t.test('a request in a later turn gets a read of its own', async (t) => {
+  const { directory, reads, addUser } = await directoryWithWriter(t)
+  t.equal((await directory.sync()).userCount, 0)
+  addUser('ada')
+  t.equal((await directory.sync()).userCount, 1, 'a user added after the earlier read is counted')
+  await new Promise((resolve) => setImmediate(resolve))
+  addUser('grace')
+  t.equal((await directory.sync()).userCount, 2)
+  t.equal(reads(), 3)
+})
+
+t.test('a failed read fails the requests that shared it, and the next turn reads again', async (t) => {
+  const { directory, reads } = await directoryWithWriter(t)
+  const store = (directory as unknown as { store: UserStore }).store
+  const working = store.stats
+  store.stats = async () => { throw new Error('database went away') }
+  const shared = [directory.sync(), directory.sync()]
+  for (const request of shared) await t.rejects(request, /database went away/)
+  store.stats = working
+  t.equal((await directory.sync()).userCount, 0, 'the next read is made')
+  t.equal(reads(), 1, 'by the store that works again')
+})
