@@ -3,9 +3,8 @@
  *
  * 1. throughput: GET /api/user/list (page 1, a valid token) and POST /api/auth/refresh of the
  *    built app, on SQLite and on PostgreSQL, against Fastify answering fixed bodies of the same
- *    shapes, and against the floor: bare Fastify doing only the one counter read (and for refresh
- *    the one signature) that any correct answer needs; rounds alternate between the servers so
- *    that the machine's drift spreads over all, and each rate is the median of its rounds.
+ *    shapes; rounds alternate between the servers so that the machine's drift spreads over all,
+ *    and each rate is the median of its rounds.
  * 2. scale: 1,000,000 seeded users on one replica; page 1, a middle page and the last page at 20
  *    connections each, with their p99 and the last page's rate against page 1's; then 40,000
  *    distinct pages spread over the whole list, so that none is served from the page cache.
@@ -61,34 +60,6 @@ async function serveFixed (): Promise<void> {
     { method: 'GET', url: '/api/user/list', body: FIXED_LIST },
     { method: 'POST', url: '/api/auth/refresh', body: FIXED_GRANT }
   ]))
-}
-
-/**
- * The least any correct answer costs, in bare Fastify: the fixed list after the one counter read
- * every request must make (count_total exact, revocation seen), and for refresh that read and one
- * signature (lib/tokens.ts's own signer). On SQLite, as the service's default is. It checks no
- * token: the service remembers the tokens it verified, and the bench sends it one token throughout.
- */
-async function serveFloor (): Promise<void> {
-  const { default: Fastify } = await import('fastify')
-  const { default: Database } = await import('better-sqlite3')
-  const { TokenService } = await import(new URL('../dist/lib/tokens.js', import.meta.url).href) as typeof import('../lib/tokens.js')
-  const directory = mkdtempSync(join(tmpdir(), 'meridian-bench-floor-'))
-  process.on('exit', () => { rmSync(directory, { recursive: true, force: true }) })
-  const database = new Database(join(directory, 'floor.db'))
-  database.pragma('journal_mode = WAL')
-  database.exec('CREATE TABLE user_stats (id INTEGER PRIMARY KEY, user_count INTEGER, members_version INTEGER, credentials_version INTEGER);' +
-    'INSERT INTO user_stats VALUES (1, 1001, 1, 1)')
-  const readCounters = database.prepare('SELECT user_count, members_version, credentials_version FROM user_stats WHERE id = 1')
-  const tokens = new TokenService({ currentSecret: 'bench-secret-that-is-at-least-32-characters-long', previousSecrets: [], accessTtlSeconds: 3600, refreshTtlSeconds: 86_400 })
-  const app = Fastify()
-  app.get('/api/user/list', async () => { readCounters.get(); return FIXED_LIST })
-  app.post('/api/auth/refresh', async () => {
-    readCounters.get()
-    return { access_token: tokens.issueAccessToken({ id: 1, tokenVersion: 0 }), expires_in: 3600 }
-  })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  reportPort(portOf(app.server))
 }
 
 /** The built app on `databaseUrl` with the bench user and `users` seeded users. */
@@ -195,7 +166,6 @@ async function load (url: string, requests: BenchRequest[], seconds: number, con
 
 async function benchThroughput (): Promise<void> {
   const fixed = await startChild(thisFile, ['serve-fixed'])
-  const floor = await startChild(thisFile, ['serve-floor'])
   const services = (await Promise.all([startService('sqlite', 1000), startService('postgres', 1000)])).filter((s) => s !== undefined)
   try {
     // The fixed-body server gets the very requests the services get: same URL, token and body.
@@ -209,7 +179,6 @@ async function benchThroughput (): Promise<void> {
     const ratios: string[] = []
     for (const route of routes) {
       const servers = [{ name: 'fixed', url: fixed.url, request: route.request(first) },
-        { name: 'floor', url: floor.url, request: route.request(first) },
         ...services.map((s) => ({ name: s.name, url: s.url, request: route.request(s) }))]
       for (const server of servers) await load(server.url, [server.request], 2)
       const rates = new Map<string, number[]>(servers.map((s) => [s.name, []]))
@@ -221,8 +190,6 @@ async function benchThroughput (): Promise<void> {
         }
       }
       const fixedRate = median(rates.get('fixed') ?? [])
-      ratios.push(`${route.name.padEnd(24)} floor    / fixed-body Fastify: ${(median(rates.get('floor') ?? []) / fixedRate).toFixed(2)} ` +
-        '(bare Fastify doing only the counter read' + (route.name.includes('refresh') ? ' and the signature)' : ')'))
       for (const service of services) {
         ratios.push(`${route.name.padEnd(24)} ${service.name.padEnd(8)} / fixed-body Fastify: ${(median(rates.get(service.name) ?? []) / fixedRate).toFixed(2)}` +
           (service.name === 'sqlite' ? ' (goal: at least 0.50)' : ''))
@@ -231,7 +198,6 @@ async function benchThroughput (): Promise<void> {
     console.log(ratios.join('\n'))
   } finally {
     fixed.child.kill()
-    floor.child.kill()
     for (const service of services) await service.close()
   }
 }
@@ -348,8 +314,6 @@ async function benchMemory (): Promise<void> {
 const [role, ...args] = process.argv.slice(2)
 if (role === 'serve-fixed') {
   await serveFixed()
-} else if (role === 'serve-floor') {
-  await serveFloor()
 } else if (role === 'serve-service') {
   await serveService(args[0] ?? '', Number(args[1]))
 } else {
