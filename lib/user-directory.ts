@@ -14,11 +14,11 @@ const MAX_CACHED_PAGES = 200
 export const PAGE_REUSE_MS = 1000
 
 /**
- * The users as requests need them, with one read of the store's change counters per request, or
- * per burst of requests (`sync`), instead of a read of the user, a count and a scan. Everything cached here holds only
- * while the counter it depends on has not moved, so a change made anywhere (another replica,
- * the CLI) shows in the next request of every replica: a removed user or a changed password
- * fails the next token check, an added user is in the next count.
+ * The users as requests need them, with one read of the store's change counters per request or
+ * burst of requests (`sync`), instead of a read of the user, a count and a scan. Everything
+ * cached here holds only while the counter it depends on has not moved, so a change made
+ * anywhere (another replica, the CLI) shows in the next request of every replica: a removed user
+ * or a changed password fails the next token check, an added user is in the next count.
  */
 export class UserDirectory {
   private stats: UserStats | undefined
@@ -33,9 +33,10 @@ export class UserDirectory {
 
   /**
    * The counters for a request that has arrived; drops what they say changed. A request calls it
-   * before anything else. Every call in one turn of the event loop shares one read, made in that
-   * turn's check phase (setImmediate), so after each of them arrived: an answer still reflects
-   * every change committed before its request was sent, and a burst of requests pays for one read.
+   * before anything else. A call joins only a read that has not started yet: the calls of one turn
+   * of the event loop share one read, started in that turn's check phase (setImmediate), so after
+   * each of them was made. An answer still reflects every change committed before its request was
+   * sent, and a burst of requests pays for one read.
    */
   async sync (): Promise<UserStats> {
     this.nextRead ??= new Promise<void>((resolve) => { setImmediate(resolve) }).then(async () => {

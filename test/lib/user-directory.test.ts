@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import BetterSqlite3 from 'better-sqlite3'
-import { UserStore } from '../../lib/store/user-store.js'
+import { UserStore, type UserStats } from '../../lib/store/user-store.js'
 import { UserDirectory } from '../../lib/user-directory.js'
 
 /**
@@ -51,6 +52,32 @@ t.test('a request in a later turn gets a read of its own', async (t) => {
   addUser('grace')
   t.equal((await directory.sync()).userCount, 2)
   t.equal(reads(), 3)
+})
+
+t.test('a request that arrives while a read is under way waits for a read of its own (as on PostgreSQL)', async (t) => {
+  // A read sees the database as of its start and answers later.
+  let userCount = 0
+  let reads = 0
+  const answerReads: Array<() => void> = []
+  const store = {
+    async stats (): Promise<UserStats> {
+      reads++
+      const seen = { userCount, membersVersion: userCount, credentialsVersion: userCount }
+      await new Promise<void>((resolve) => answerReads.push(resolve))
+      return seen
+    }
+  } as unknown as UserStore
+  const directory = new UserDirectory(store)
+  const first = directory.sync()
+  await nextTurn()
+  t.equal(reads, 1, 'the first read is under way')
+  userCount = 1
+  const second = directory.sync()
+  await nextTurn()
+  for (const answer of answerReads.splice(0)) answer()
+  t.equal((await first).userCount, 0)
+  t.equal((await second).userCount, 1, 'the later request sees the change committed after the first read began')
+  t.equal(reads, 2)
 })
 
 t.test('a failed read fails the requests that shared it, and the next turn reads again', async (t) => {
