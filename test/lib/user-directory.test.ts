@@ -25,6 +25,7 @@ async function directoryWithWriter (t: Test) {
   const insert = writer.prepare("insert into users (username, password_hash, name, birthdate, gender, short_desc, created_at) values (?, 'x', 'n', '1990-01-01', 'female', '', 0)")
   return {
     directory: new UserDirectory(store),
+    store,
     reads: () => reads,
     addUser: (username: string) => { insert.run(username) }
   }
@@ -48,7 +49,7 @@ t.test('a request in a later turn gets a read of its own', async (t) => {
   t.equal((await directory.sync()).userCount, 0)
   addUser('ada')
   t.equal((await directory.sync()).userCount, 1, 'a user added after the earlier read is counted')
-  await new Promise((resolve) => setImmediate(resolve))
+  await nextTurn()
   addUser('grace')
   t.equal((await directory.sync()).userCount, 2)
   t.equal(reads(), 3)
@@ -81,12 +82,10 @@ t.test('a request that arrives while a read is under way waits for a read of its
 })
 
 t.test('a failed read fails the requests that shared it, and the next turn reads again', async (t) => {
-  const { directory, reads } = await directoryWithWriter(t)
-  const store = (directory as unknown as { store: UserStore }).store
+  const { directory, store, reads } = await directoryWithWriter(t)
   const working = store.stats
   store.stats = async () => { throw new Error('database went away') }
-  const shared = [directory.sync(), directory.sync()]
-  for (const request of shared) await t.rejects(request, /database went away/)
+  await Promise.all([directory.sync(), directory.sync()].map(async (request) => { await t.rejects(request, /database went away/) }))
   store.stats = working
   t.equal((await directory.sync()).userCount, 0, 'the next read is made')
   t.equal(reads(), 1, 'by the store that works again')
