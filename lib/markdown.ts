@@ -658,6 +658,26 @@ function cacheTokenEndsInArray (original: ParserInline['skipToken']): ParserInli
   }
 }
 
+/**
+ * URLs that markdown-it's `normalizeLink` gives back as they are but for its percent-encoding:
+ * `http(s)://` with an ASCII host name (which punycode leaves alone) and a port, path, query or
+ * fragment, or a path (not `//`), query or fragment alone; printable ASCII only (mdurl trims
+ * whitespace). Its parse and format of such a URL took 3 µs a link, a twentieth of a 5 KB
+ * README's render; a property test checks that both ways give the same.
+ */
+export const PLAIN_URL = /^(?:https?:\/\/([a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63})*)(?::[0-9]+)?(?:[/?#][\x21-\x7e]*)?|\/(?!\/)[\x21-\x7e]*|[?#][\x21-\x7e]*)$/i
+/** mdurl drops a longer host name. */
+const MAX_HOST_NAME_LENGTH = 255
+
+export function encodePlainUrlsOnly (md: MarkdownIt): void {
+  const { normalizeLink } = md
+  const { encode } = md.utils.lib.mdurl
+  md.normalizeLink = (url) => {
+    const plain = PLAIN_URL.exec(url)
+    return plain !== null && (plain[1] ?? '').length <= MAX_HOST_NAME_LENGTH ? encode(url) : normalizeLink(url)
+  }
+}
+
 function createRenderer (): MarkdownIt {
   // markdown-it reads maxNesting from its options; @types/markdown-it does not declare it.
   const options: Options & { maxNesting: number } = {
@@ -674,6 +694,7 @@ function createRenderer (): MarkdownIt {
   wrapRule(md.inline.ruler, 'newline', softBreakAsText)
   md.inline.ruler.push('plain_text_run', plainTextRun)
   md.inline.skipToken = cacheTokenEndsInArray(md.inline.skipToken)
+  encodePlainUrlsOnly(md)
   md.validateLink = isSafeUrl
   wrapRule(md.block.ruler, 'blockquote', (original) => renderWhenFinished(limitBlockquoteDepth(refuseBeyondNesting(1)(original))))
   wrapRule(md.block.ruler, 'list', (original) => renderListWhenFinished(refuseBeyondNesting(2)(original)))

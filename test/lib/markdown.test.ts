@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import MarkdownIt from 'markdown-it'
 import {
   isSafeUrl, renderSafeMarkdown, LONG_INLINE_SOURCE, MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_STRIKETHROUGH_MARKERS, MAX_TABLE_CELLS,
-  LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR, EAGER_RENDER_MIN_LENGTH
+  LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR, EAGER_RENDER_MIN_LENGTH, PLAIN_URL, encodePlainUrlsOnly
 } from '../../lib/markdown.js'
 import { hostileInputs, unsafeParts, browserScheme } from './markdown-hostile.js'
 import { pathologicalCases } from '../../bench/markdown.js'
@@ -201,6 +201,27 @@ t.test('lists and block quotes, rendered at the end or, in long sources, as soon
   rendersAsMarkdownIt(t, documents, { numRuns: 5000 })
   t.ok(EAGER_RENDER_MIN_LENGTH > 80 * 5, 'those documents are rendered at the end')
   rendersAsMarkdownIt(t, documents.map(renderedEagerly), { numRuns: 2000 })
+})
+
+t.test('plain URLs, only percent-encoded, come out as markdown-it\'s normalizeLink makes them', async (t) => {
+  for (const url of ['https://example.com/a?b=c&d=e', 'http://localhost:3000/', 'HTTP://Example.COM', '/docs/x.md#y', '#configuration', '?page=2']) {
+    t.match(url, PLAIN_URL, `${url} takes the short way`)
+  }
+  for (const url of ['//example.com/x', 'mailto:ops@example.com', 'http://exa_mple.com/', 'https://bücher.de/', 'http://a:/', ' /x', 'docs/x', 'http://a@b/']) {
+    t.notMatch(url, PLAIN_URL, `${url} takes markdown-it's way`)
+  }
+  const quick = new MarkdownIt()
+  encodePlainUrlsOnly(quick)
+  const stock = new MarkdownIt()
+  const piece = fc.constantFrom('a', 'Z', '0', '-', '.', '..', '/', '//', '?', '#', ':', ':80', '@', '%', '%2F', '%zz', ';', '_', ' ', '\t', '\\',
+    '"', '<', '`', '{', '|', '^', "'", '~', '+', '&', '=', 'ä', 'ü.de', '\u3002', 'xn--', '[::1]', 'x'.repeat(64), ('a'.repeat(60) + '.').repeat(5))
+  const start = fc.constantFrom('http://', 'https://', 'HTTPS://', 'ftp://', 'mailto:', '//', '/', '?', '#', '', ' ', 'javascript:')
+  const urls = fc.tuple(start, fc.array(piece, { maxLength: 12 })).map(([head, rest]) => head + rest.join(''))
+  const details = fc.check(fc.property(urls, (url) => quick.normalizeLink(url) === stock.normalizeLink(url)), { seed: 20261125, numRuns: 20_000 })
+  const [first] = details.counterexample ?? []
+  t.notOk(details.failed, first === undefined ? 'every URL' : `${JSON.stringify(first)}: ${quick.normalizeLink(first)} ≠ ${stock.normalizeLink(first)}`)
+  const plain = fc.sample(urls, { seed: 1, numRuns: 20_000 }).filter((url) => PLAIN_URL.test(url)).length
+  t.ok(plain > 2000, `${plain} of the 20,000 took the short way`)
 })
 
 t.test('link labels nested around the nesting limit give markdown-it\'s own output', async (t) => {
