@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import t, { type Test } from 'tap'
@@ -12,9 +10,7 @@ import { UserDirectory } from '../../lib/user-directory.js'
  * connection that commits at once (synchronously), as `meridian user add` or another replica does.
  */
 async function directoryWithWriter (t: Test) {
-  const folder = mkdtempSync(join(tmpdir(), 'meridian-directory-'))
-  t.teardown(() => { rmSync(folder, { recursive: true, force: true }) })
-  const file = join(folder, 'meridian.db')
+  const file = join(t.testdir(), 'meridian.db')
   const store = UserStore.open(`sqlite:${file}`)
   await store.migrate()
   const writer = new BetterSqlite3(file)
