@@ -275,7 +275,7 @@ async function benchMemory (): Promise<void> {
     // Once idle for 10 s the replica scavenges, and 10 s later collects in full (plugins/idle-collection.ts).
     for (const seconds of [2, 15]) {
       await new Promise((resolve) => setTimeout(resolve, seconds === 2 ? 2000 : 13_000))
-      const when = seconds === 2 ? 'before its first idle interval ends' : 'idle 10 s by then, when it scavenges'
+      const when = seconds === 2 ? 'before its first idle interval ends' : 'past its first idle interval, which ends in a scavenge'
       console.log(`idle ${seconds} s after start (${when}): ${residentMb(pid).toFixed(0)} MB`)
     }
     const response = await fetch(`${url}/api/auth/login`, {
