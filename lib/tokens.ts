@@ -101,7 +101,7 @@ export class TokenService {
   }
 
   private sign (use: TokenUse, subject: TokenSubject): string {
-    const issuedAt = Math.floor(Date.now() / 1000)
+    const nowMs = Date.now()
     const ttlSeconds = use === 'access' ? this.accessTtlSeconds : this.refreshTtlSeconds
     return this.signer.sign({
       iss: TOKEN_ISSUER,
@@ -109,8 +109,10 @@ export class TokenService {
       sub: String(subject.id),
       token_use: use,
       ver: subject.tokenVersion,
-      iat: issuedAt,
-      exp: issuedAt + ttlSeconds
+      iat: Math.floor(nowMs / 1000),
+      // Rounded up, so the token lives at least the `expires_in` the answer promises: `iat` + TTL would end up to
+      // a second early (at once, for a TTL of 1 s issued at the end of a second).
+      exp: Math.ceil((nowMs + ttlSeconds * 1000) / 1000)
     })
   }
 

@@ -33,7 +33,20 @@ t.test('tokens carry the header and claims the verifier pins', async (t) => {
   const [header, payload] = token.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()))
   t.match(header, { alg: 'HS256', kid: keyIdOf(TEST_JWT_SECRET) })
   t.match(payload, { sub: '7', token_use: 'access', ver: 0, iss: 'meridian', aud: 'meridian-api' })
-  t.equal(payload.exp - payload.iat, 60, 'exp follows the access TTL')
+})
+
+t.test('a token lives at least its TTL (the `expires_in` answered), wherever in the second it is issued', async (t) => {
+  const tokens = service(TEST_JWT_SECRET)
+  const payloadOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString())
+  for (const nowMs of [1_800_000_000_000, 1_800_000_000_001, 1_800_000_000_999]) {
+    t.capture(Date, 'now', () => nowMs)
+    for (const [use, token, ttl] of [['access', tokens.issueAccessToken({ id: 7, tokenVersion: 0 }), 60], ['refresh', tokens.issueRefreshToken({ id: 7, tokenVersion: 0 }), 600]] as const) {
+      const { iat, exp } = payloadOf(token)
+      t.equal(iat, Math.floor(nowMs / 1000), `${use} issued at ${nowMs} ms: iat is the second it was issued in`)
+      t.ok(exp * 1000 >= nowMs + ttl * 1000, `${use} issued at ${nowMs} ms: valid for at least ${ttl} s (exp ${exp})`)
+      t.ok(exp * 1000 < nowMs + (ttl + 1) * 1000, `${use} issued at ${nowMs} ms: and for less than ${ttl + 1} s`)
+    }
+  }
 })
 
 t.test('tokens verify with a stock HS256 verifier, and fail it under any other key', async (t) => {
@@ -44,7 +57,7 @@ t.test('tokens verify with a stock HS256 verifier, and fail it under any other k
     const claims = stock(TEST_JWT_SECRET)(token) as Record<string, unknown>
     t.match(claims, { sub: '42', token_use: use, ver: 5, iss: 'meridian', aud: 'meridian-api' }, use)
     t.ok(Math.abs((claims.iat as number) - now) <= 1, `${use}: iat is now`)
-    t.equal(claims.exp, (claims.iat as number) + ttl, `${use}: exp is iat plus the TTL`)
+    t.ok((claims.exp as number) - (claims.iat as number) - ttl <= 1, `${use}: exp is the TTL after iat, rounded up`)
     t.throws(() => stock(OLD_SECRET)(token), `${use}: refused under another key`)
   }
 })
