@@ -29,7 +29,8 @@ export function seedUser (n: number, run: string, passwordHash: string): NewUser
   const mix = Math.imul(n + 1, 2654435761) >>> 0
   const first = pick(FIRST_NAMES, mix)
   const last = pick(LAST_NAMES, mix >>> 8)
-  const year = new Date().getUTCFullYear() - 18 - (mix >>> 4) % 70
+  // Born 19 to 87 years before this year: aged 18 to 87 on any day of it.
+  const year = new Date().getUTCFullYear() - 19 - (mix >>> 4) % 69
   const month = 1 + (mix >>> 12) % 12
   const day = 1 + (mix >>> 16) % 28
   return {
