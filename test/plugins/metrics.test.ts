@@ -28,7 +28,11 @@ t.test('the Markdown gauges show a render in progress', async (t) => {
   const app = await build(t, {}, { markdownRenderer: { threads: 1 } })
   const source = '*a* '.repeat(200_000)
   const renders = [1, 2].map(() => app.inject({ method: 'POST', url: '/api/markdown/parse', payload: { markdown: source } }))
-  await new Promise((resolve) => setTimeout(resolve, 50))
+  // Until both requests have reached the renderer and its one thread has taken the first (it starts on demand).
+  const deadline = Date.now() + 5000
+  while (Date.now() < deadline && !(app.markdown.load().pendingCharacters === 2 * source.length && app.markdown.load().queuedRenders === 1)) {
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
   const during = await app.metricsRegistry.metrics()
   t.match(during, new RegExp(`meridian_markdown_pending_characters ${2 * source.length}`), 'both sources are pending')
   t.match(during, /meridian_markdown_queued_renders 1/, 'one waits for the one thread')
