@@ -1,5 +1,7 @@
-// Does password hashing block the event loop? 50 logins at once, over and over, while a second
-// client measures GET /health/live. Prints the liveness latency percentiles and login rate.
+// Does an unknown username answer as slowly as a wrong password? Failed logins one at a time, the
+// two kinds interleaved; prints their medians and ratio. Then, does password hashing block the event
+// loop? 50 logins at once, over and over, while a second client measures GET /health/live. Prints the
+// liveness latency percentiles and login rate.
 // Run: npm run bench:login
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
@@ -11,6 +13,7 @@ import { importBuiltApp } from './built-app.js'
 
 const CONCURRENT_LOGINS = 50
 const DURATION_MS = 8000
+const FAILED_LOGINS_EACH = 41
 
 if (process.argv[2] === 'serve') {
   const { buildApp, loadConfig } = await importBuiltApp()
@@ -27,6 +30,29 @@ if (process.argv[2] === 'serve') {
   const child = fork(fileURLToPath(import.meta.url), ['serve'], { execArgv: ['--import', 'tsx'] })
   const [{ port }] = await once(child, 'message') as [{ port: number }]
   const base = `http://127.0.0.1:${port}`
+
+  const failedLoginMs = async (username: string) => {
+    const started = performance.now()
+    const response = await fetch(`${base}/api/auth/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password: 'a wrong guess' })
+    })
+    await response.arrayBuffer()
+    if (response.status !== 403) throw new Error(`a failed login answered ${response.status}`)
+    return performance.now() - started
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+  await failedLoginMs('bench')
+  await failedLoginMs('warm-up-unknown')
+  const wrongPassword: number[] = []
+  const unknownUser: number[] = []
+  for (let i = 0; i < FAILED_LOGINS_EACH; i++) {
+    wrongPassword.push(await failedLoginMs('bench'))
+    unknownUser.push(await failedLoginMs(`nobody-${i}`))
+  }
+  console.log(`failed logins, one at a time: ${FAILED_LOGINS_EACH} of each kind, interleaved`)
+  console.log(`  median wrong password ${median(wrongPassword).toFixed(1)} ms, unknown user ${median(unknownUser).toFixed(1)} ms: ` +
+    `ratio ${(median(unknownUser) / median(wrongPassword)).toFixed(3)} (goal: 0.8 to 1.25)`)
+
   const deadline = Date.now() + DURATION_MS
   let logins = 0
   const loginLoop = async () => {
