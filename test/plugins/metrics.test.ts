@@ -29,8 +29,12 @@ t.test('the Markdown gauges show a render in progress', async (t) => {
   const source = '*a* '.repeat(200_000)
   const renders = [1, 2].map(() => app.inject({ method: 'POST', url: '/api/markdown/parse', payload: { markdown: source } }))
   // Until both requests have reached the renderer and its one thread has taken the first (it starts on demand).
+  const bothArrived = () => {
+    const { pendingCharacters, queuedRenders } = app.markdown.load()
+    return pendingCharacters === 2 * source.length && queuedRenders === 1
+  }
   const deadline = Date.now() + 5000
-  while (Date.now() < deadline && !(app.markdown.load().pendingCharacters === 2 * source.length && app.markdown.load().queuedRenders === 1)) {
+  while (Date.now() < deadline && !bothArrived()) {
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
   const during = await app.metricsRegistry.metrics()
