@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { importBuiltApp } from './built-app.js'
+import { median } from './harness.js'
 
 const CONCURRENT_LOGINS = 50
 const DURATION_MS = 8000
@@ -40,7 +41,6 @@ if (process.argv[2] === 'serve') {
     if (response.status !== 403) throw new Error(`a failed login answered ${response.status}`)
     return performance.now() - started
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
   await failedLoginMs('bench')
   await failedLoginMs('warm-up-unknown')
   const wrongPassword: number[] = []
