@@ -273,9 +273,10 @@ async function benchMemory (): Promise<void> {
     const pid = server.pid ?? 0
     console.log('\nResident memory of `meridian serve` (SQLite, 1,001 users; goal: idle under 120 MB, flat under load)')
     // Once idle for 10 s the replica scavenges, and 10 s later collects in full (plugins/idle-collection.ts).
-    for (const seconds of [2, 15]) {
-      await new Promise((resolve) => setTimeout(resolve, seconds === 2 ? 2000 : 13_000))
-      const when = seconds === 2 ? 'before its first idle interval ends' : 'past its first idle interval, which ends in a scavenge'
+    let sinceStart = 0
+    for (const [seconds, when] of [[2, 'before its first idle interval ends'], [15, 'past its first idle interval, which ends in a scavenge']] as const) {
+      await new Promise((resolve) => setTimeout(resolve, (seconds - sinceStart) * 1000))
+      sinceStart = seconds
       console.log(`idle ${seconds} s after start (${when}): ${residentMb(pid).toFixed(0)} MB`)
     }
     const response = await fetch(`${url}/api/auth/login`, {
@@ -299,10 +300,10 @@ async function benchMemory (): Promise<void> {
     }
     // The first 10 s check after the load still sees it as work: the scavenge comes within 20 s,
     // the full collection within 30 s.
-    let waited = 0
+    let sinceLoad = 0
     for (const seconds of [2, 22, 32]) {
-      await new Promise((resolve) => setTimeout(resolve, (seconds - waited) * 1000))
-      waited = seconds
+      await new Promise((resolve) => setTimeout(resolve, (seconds - sinceLoad) * 1000))
+      sinceLoad = seconds
       console.log(`idle again ${seconds} s later: ${residentMb(pid).toFixed(0)} MB`)
     }
   } finally {
