@@ -255,7 +255,7 @@ const residentMb = (pid: number): number =>
  * user and 1,000 seeded users added through the CLI first.
  */
 async function benchMemory (): Promise<void> {
-  const { README } = await import('./markdown.js')
+  const { README } = await import('../test/markdown-corpus.js')
   const directory = mkdtempSync(join(tmpdir(), 'meridian-bench-'))
   const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
   const port = await freePort()

@@ -6,7 +6,7 @@ import {
   LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR, EAGER_RENDER_MIN_LENGTH, PLAIN_URL, encodePlainUrlsOnly
 } from '../../lib/markdown.js'
 import { hostileInputs, unsafeParts, browserScheme } from './markdown-hostile.js'
-import { pathologicalCases } from '../../bench/markdown.js'
+import { pathologicalCases } from '../markdown-corpus.js'
 
 const render = renderSafeMarkdown
 

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { build } from '../helper.js'
-import { pathologicalCases, README } from '../../bench/markdown.js'
+import { pathologicalCases, README } from '../markdown-corpus.js'
 import { MAX_EVENT_LOOP_RENDER_LENGTH, possibleTableCells, rendersQuickly, type MarkdownRendererOptions } from '../../plugins/markdown-renderer.js'
 
 const MiB = 1_048_576
@@ -36,7 +36,7 @@ t.test('possible table cells: lines times one more than the most pipes on a line
 /** Half a MiB of lazy lines in a deep block quote: the slowest category, most of a second here. */
 function slowMarkdown (): string {
   const category = pathologicalCases.find(({ name }) => name.startsWith('lazy lines'))
-  if (category === undefined) throw new Error('no lazy-lines category in bench/markdown.ts')
+  if (category === undefined) throw new Error('no lazy-lines category in test/markdown-corpus.ts')
   return category.generate(MiB / 2)
 }
 

@@ -1,0 +1,408 @@
+/**
+ * Markdown inputs shared by the tests and the benchmark: the pathological categories (after
+ * cmark's test/pathological_tests.py and markdown-it's own), each with a structural check of its
+ * output, and a ~5 KB README of the usual kind.
+ */
+import { MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from '../lib/markdown.js'
+
+export interface PathologicalCase {
+  name: string
+  /** An input of about `size` characters (never more). */
+  generate: (size: number) => string
+  /** Why the output of `generate(size)` is right; null when it is. */
+  check: (html: string, source: string) => string | null
+}
+
+const count = (text: string, part: string): number => text.split(part).length - 1
+
+/** `unit` repeated to fill `size`, after `prefix` and before `suffix`. */
+function fill (size: number, unit: string, prefix = '', suffix = ''): string {
+  return prefix + unit.repeat(Math.max(1, Math.floor((size - prefix.length - suffix.length) / unit.length))) + suffix
+}
+const repeats = (size: number, unitLength: number): number => Math.max(1, Math.floor(size / unitLength))
+
+const expect = (ok: boolean, why: string): string | null => ok ? null : why
+
+/** Opening tags of the block containers, and whether the text survived. */
+const quotes = (html: string): number => count(html, '<blockquote>')
+const lists = (html: string): number => count(html, '<ul>') + count(html, '<ol>')
+
+/** The greatest depth of nested containers in the output. */
+function containerDepth (html: string): number {
+  let depth = 0
+  let deepest = 0
+  for (const [tag] of html.matchAll(/<\/?(?:blockquote|ul|ol)>/g)) {
+    depth += tag.startsWith('</') ? -1 : 1
+    deepest = Math.max(deepest, depth)
+  }
+  return deepest
+}
+
+export const pathologicalCases: PathologicalCase[] = [
+  {
+    name: 'nested strong emphasis',
+    generate: (size) => { const n = repeats(size, 14); return '*a **a '.repeat(n) + 'b' + ' a** a*'.repeat(n) },
+    check: (html, source) => { const n = count(source, '*a **a '); return expect(count(html, '<em>') === n && count(html, '<strong>') === n, 'every pair nests') }
+  },
+  {
+    name: 'emphasis run *…*a*…*',
+    generate: (size) => { const n = repeats(size - 1, 2); return '*'.repeat(n) + 'a' + '*'.repeat(n) },
+    check: (html) => expect(html.startsWith('<p>') && html.includes('a') && !html.includes('**a**'), 'one paragraph of matched pairs')
+  },
+  {
+    name: 'emphasis closers without openers',
+    generate: (size) => fill(size, 'a_ '),
+    check: (html, source) => expect(!html.includes('<em>') && count(html, '_') === count(source, '_'), 'all underscores literal')
+  },
+  {
+    name: 'emphasis openers without closers',
+    generate: (size) => fill(size, '_a '),
+    check: (html, source) => expect(!html.includes('<em>') && count(html, '_') === count(source, '_'), 'all underscores literal')
+  },
+  {
+    name: 'unmatched delimiters *a **a',
+    generate: (size) => fill(size, '*a **a '),
+    check: (html, source) => expect(!html.includes('<em>') && count(html, '*') === count(source, '*'), 'all stars literal')
+  },
+  {
+    name: 'mismatched openers and closers *a_',
+    generate: (size) => fill(size, '*a_ '),
+    check: (html) => expect(!html.includes('<em>'), 'no emphasis')
+  },
+  {
+    name: 'openers and closers multiple of 3',
+    generate: (size) => fill(size, 'c* ', 'a**b'),
+    check: (html) => expect(!html.includes('<em>') && !html.includes('<strong>'), 'no emphasis')
+  },
+  {
+    name: 'pattern **_*',
+    generate: (size) => fill(size, '**_* '),
+    check: (html, source) => expect(count(html, '<em>_</em>') === count(source, '**_*'), 'one emphasised underscore each')
+  },
+  {
+    name: 'strikethrough openers ~~a',
+    generate: (size) => fill(size, '~~a '),
+    check: (html) => expect(!html.includes('<s>'), 'no strikethrough')
+  },
+  {
+    name: 'tilde run',
+    generate: (size) => fill(size, '~', 'x'),
+    check: (html, source) => expect(count(html, '~') === count(source, '~'), 'all tildes literal')
+  },
+  {
+    name: 'link openers [a',
+    generate: (size) => fill(size, '[a'),
+    check: (html, source) => expect(!html.includes('<a ') && count(html, '[') === count(source, '['), 'all brackets literal')
+  },
+  {
+    name: 'link closers a]',
+    generate: (size) => fill(size, 'a]'),
+    check: (html, source) => expect(count(html, ']') === count(source, ']'), 'all brackets literal')
+  },
+  {
+    name: 'nested brackets [[[a]]]',
+    generate: (size) => { const n = repeats(size - 1, 2); return '['.repeat(n) + 'a' + ']'.repeat(n) },
+    check: (html, source) => expect(count(html, '[') === count(source, '[') && !html.includes('<a '), 'all brackets literal')
+  },
+  {
+    name: 'nested images ![![a](u)](u)',
+    generate: (size) => { const n = repeats(size, 6); return '!['.repeat(n) + 'a' + '](u)'.repeat(n) },
+    check: (html) => expect(count(html, '<img') === 1, 'one image, the rest text')
+  },
+  {
+    name: 'link openers and emphasis closers [ a_',
+    generate: (size) => fill(size, '[ a_'),
+    check: (html) => expect(!html.includes('<a ') && !html.includes('<em>'), 'all literal')
+  },
+  {
+    name: 'pattern [ (]( repeated',
+    generate: (size) => fill(size, '[ (]('),
+    check: (html) => expect(!html.includes('<a '), 'no link')
+  },
+  {
+    name: 'pattern ![[]() repeated',
+    generate: (size) => fill(size, '![[]()'),
+    check: (html, source) => expect(count(html, '<a href="">') === count(source, '![[]()'), 'one empty link each')
+  },
+  {
+    name: 'pattern ]([ with newlines',
+    generate: (size) => fill(size, ']([\n'),
+    check: (html) => expect(!html.includes('<a '), 'no link')
+  },
+  {
+    name: 'unclosed links [a](<b',
+    generate: (size) => fill(size, '[a](<b'),
+    check: (html, source) => expect(!html.includes('<a ') && count(html, '&lt;b') === count(source, '<b'), 'all literal')
+  },
+  {
+    name: 'unclosed links [a](b',
+    generate: (size) => fill(size, '[a](b'),
+    check: (html) => expect(!html.includes('<a '), 'no link')
+  },
+  {
+    name: 'unclosed code spans (backtick runs 1, 2, 3 …)',
+    generate: (size) => { let text = ''; for (let n = 1; text.length + n + 1 <= size; n++) text += 'e' + '`'.repeat(n); return text },
+    check: (html) => expect(/^<p>[e`]*<\/p>\n$/.test(html), 'one paragraph of literal backticks')
+  },
+  {
+    name: 'backslash-backtick ``\\',
+    generate: (size) => fill(size, '``\\'),
+    check: (html) => expect(html.startsWith('<p>'), 'one paragraph')
+  },
+  {
+    name: '< runs',
+    generate: (size) => fill(size, '<', '', '>'),
+    check: (html, source) => expect(count(html, '&lt;') === count(source, '<'), 'all escaped')
+  },
+  {
+    name: 'unclosed autolinks <a',
+    generate: (size) => fill(size, '<a'),
+    check: (html, source) => expect(count(html, '&lt;a') === count(source, '<a'), 'all escaped')
+  },
+  {
+    name: 'unclosed comments <!--',
+    generate: (size) => fill(size, '<!--', '</'),
+    check: (html, source) => expect(count(html, '&lt;!--') === count(source, '<!--'), 'all escaped')
+  },
+  {
+    name: 'NUL characters',
+    generate: (size) => fill(size, 'abc\u0000de\u0000'),
+    check: (html, source) => expect(!html.includes('\u0000') && count(html, '\uFFFD') === count(source, '\u0000'), 'each NUL is U+FFFD')
+  },
+  {
+    name: 'hard break after a long space run',
+    generate: (size) => fill(size, ' ', 'x', 'x  \nx'),
+    check: (html) => expect(count(html, '<br />') === 1, 'one hard break')
+  },
+  {
+    name: 'nested block quotes > > >',
+    generate: (size) => fill(size, '> ', '', 'a'),
+    check: (html) => expect(quotes(html) === MAX_BLOCKQUOTE_DEPTH && html.includes('a</p>'), `quotes capped at ${MAX_BLOCKQUOTE_DEPTH}, text kept`)
+  },
+  {
+    name: 'lazy lines in the deepest block quote',
+    generate: (size) => fill(size, 'z\n', '> '.repeat(MAX_NESTING) + 'a\n'),
+    check: (html, source) => expect(quotes(html) === MAX_BLOCKQUOTE_DEPTH && count(html, 'z') === count(source, 'z'), 'every line kept')
+  },
+  {
+    name: 'emphasis in a deep block quote',
+    generate: (size) => { const n = repeats(size, 3); return '>'.repeat(n) + 'a*'.repeat(n) },
+    check: (html) => expect(quotes(html) === MAX_BLOCKQUOTE_DEPTH && html.includes('a<em>a</em>'), 'quotes capped, emphasis parsed')
+  },
+  {
+    name: 'deeply nested lists',
+    generate: (size) => { let text = ''; for (let depth = 0; ; depth++) { const line = '  '.repeat(depth) + '* a\n'; if (text.length + line.length > size) return text; text += line } },
+    check: (html, source) => expect(containerDepth(html) < MAX_NESTING && count(html, 'a') === count(source, 'a'), 'depth bounded, every item kept')
+  },
+  {
+    name: 'sawtooth of nested lists',
+    generate: (size) => { let text = ''; for (let i = 0; ; i++) { const line = '  '.repeat(i % 12) + '- a\n'; if (text.length + line.length > size) return text; text += line } },
+    check: (html, source) => {
+      // A list and its item open two levels; deeper items stay text, shallower ones after them are items again.
+      const listsThatFit = Math.floor((MAX_NESTING - 1) / 2)
+      const itemsThatFit = source.split('\n').filter((line) => line.includes('-') && line.indexOf('-') / 2 < listsThatFit).length
+      return expect(containerDepth(html) < MAX_NESTING && count(html, 'a') === count(source, 'a') && count(html, '<li>') === itemsThatFit,
+        'depth bounded, every item kept, every item that fits a list item')
+    }
+  },
+  {
+    name: 'empty lines in deeply nested lists',
+    generate: (size) => { const n = repeats(size, 3); return '- '.repeat(n) + 'x' + '\n'.repeat(n) },
+    check: (html) => expect(lists(html) < MAX_NESTING && html.includes('x</li>'), 'depth bounded, text kept')
+  },
+  {
+    name: 'empty lines in deeply nested lists in a block quote',
+    generate: (size) => { const n = repeats(size - 4, 4); return '> ' + '- '.repeat(n) + 'x\n' + '>\n'.repeat(n) },
+    check: (html) => expect(containerDepth(html) < MAX_NESTING && html.includes('x</li>'), 'depth bounded, text kept')
+  },
+  {
+    name: 'many list items',
+    generate: (size) => fill(size, '- a\n'),
+    check: (html, source) => expect(count(html, '<li>') === count(source, '- a'), 'one item each')
+  },
+  {
+    name: 'list items of rules - ***',
+    generate: (size) => fill(size, '- ***\n'),
+    check: (html, source) => expect(count(html, '<li>') === count(source, '- ***') && count(html, '<hr />') === count(source, '- ***'), 'a rule in each item')
+  },
+  {
+    name: 'list items of empty block quotes - >',
+    generate: (size) => fill(size, '- >\n'),
+    check: (html, source) => expect(count(html, '<li>') === count(source, '- >') && count(html, '<blockquote>') === count(source, '- >'), 'a quote in each item')
+  },
+  {
+    name: 'one-letter lines in one paragraph',
+    generate: (size) => fill(size, 'b\n'),
+    check: (html) => expect(count(html, '<p>') === 1, 'one paragraph')
+  },
+  {
+    name: 'many reference definitions and uses',
+    generate: (size) => {
+      let definitions = ''
+      let uses = ''
+      for (let i = 0; ; i++) {
+        const definition = `[r${i}]: /u${i}\n`
+        const use = `[r${i}] `
+        if (definitions.length + uses.length + definition.length + use.length + 1 > size) return `${definitions}\n${uses}`
+        definitions += definition
+        uses += use
+      }
+    },
+    check: (html, source) => expect(count(html, '<a href="/u') === count(source, ']: /u'), 'every reference resolves')
+  },
+  {
+    name: 'one long reference used many times',
+    generate: (size) => fill(size, '[r]', `[r]: /${'x'.repeat(size / 2 - 10)}\n\n`),
+    check: (html, source) => expect(html.length < source.length * (LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR + 20), 'output linear in the input')
+  },
+  {
+    name: 'unclosed reference titles',
+    generate: (size) => fill(size, '[r]: /u "title\n'),
+    check: (html) => expect(html.startsWith('<p>'), 'text')
+  },
+  {
+    name: 'very wide table',
+    generate: (size) => { const n = repeats(size - 8, 8); return '|' + 'a|'.repeat(n) + '\n|' + '-|'.repeat(n) + '\n' + ('|' + 'b|'.repeat(n) + '\n').repeat(2) },
+    check: (html, source) => expect(count(html, '<td>') === 2 * count(source.split('\n')[0] ?? '', 'a'), 'every cell')
+  },
+  {
+    name: 'tables of short rows (padded cells)',
+    generate: (size) => fill(size, '|' + 'a|'.repeat(256) + '\n|' + '-|'.repeat(256) + '\n' + 'x\n'.repeat(256) + '\n'),
+    check: (html) => expect(count(html, '<td') <= MAX_TABLE_CELLS + 65_536 + 256, 'cells bounded per document')
+  },
+  {
+    name: 'pipes that look like tables',
+    generate: (size) => fill(size, 'a|b\n'),
+    check: (html) => expect(!html.includes('<table>'), 'no table')
+  },
+  {
+    name: 'open fence to the end',
+    generate: (size) => fill(size, 'a\n', '```\n'),
+    check: (html) => expect(count(html, '<pre>') === 1, 'one code block')
+  }
+]
+
+/** A ~5 KB README of the usual kind, for the 1 MiB figure and for throughput. */
+export const README = `# Meridian
+
+Meridian is a small HTTP/JSON service: token login, a paged user directory, sun event times
+and **Markdown to HTML**. This document is a typical _README_ with [links](https://example.com/docs),
+\`inline code\`, lists, a table, code blocks and a few ~~deleted~~ words.
+
+## Quick start
+
+1. Install the dependencies with \`npm ci\`.
+2. Start the service with \`npm start\`; it listens on [localhost:3000](http://localhost:3000/).
+3. Log in as the demo user and list users:
+
+   \`\`\`sh
+   curl -s -X POST localhost:3000/api/auth/login -d username=demo -d password=demo
+   curl -s 'localhost:3000/api/user/list?access_token=…&page=2'
+   \`\`\`
+
+> **Note**: the demo users exist only outside production. See the
+> [configuration](#configuration) section for the variables.
+
+## Configuration
+
+| Variable | Default | Meaning |
+|:---------|:-------:|--------:|
+| \`PORT\` | \`3000\` | listening port |
+| \`HOST\` | \`127.0.0.1\` | listening address |
+| \`DATABASE_URL\` | \`sqlite:data/meridian.db\` | embedded SQLite file |
+| \`BODY_LIMIT\` | \`1048576\` | bytes |
+| \`LOG_LEVEL\` | \`info\` | pino level |
+
+## Endpoints
+
+- \`POST /api/auth/login\`: form-encoded *username* and *password*; answers an access token,
+  a refresh token and \`expires_in\`.
+- \`POST /api/auth/refresh\`: a new access token for a refresh token.
+- \`GET /api/user/list\`: the directory, twenty users a page, with \`meta\` and \`links\`.
+- \`GET /api/date/suninfo\`: sunrise, sunset, transit and twilights for a day and a place.
+- \`POST /api/markdown/parse\`: this very renderer.
+
+### Markdown
+
+The renderer follows CommonMark with GitHub tables and strikethrough. Raw HTML such as
+<span>this</span> is shown as text, and links like [this one](javascript:alert(1)) are
+not links. Images work: ![logo](https://example.com/logo.png "Logo").
+
+\`\`\`ts
+import { renderSafeMarkdown } from './lib/markdown.js'
+
+const html = renderSafeMarkdown('# Hello')
+console.log(html) // <h1>Hello</h1>
+\`\`\`
+
+## Operations
+
+* \`GET /health/live\` answers 200 while the process runs.
+* \`GET /health/ready\` answers 200 when the database answers, else 503.
+* \`GET /openapi.json\` is the OpenAPI document; \`GET /docs\` a page to try it.
+
+Hard line breaks need two trailing spaces  
+or a backslash\\
+at the end of the line. Autolinks: <https://example.com/a?b=c&d=e> and <ops@example.com>.
+
+---
+
+## Design notes
+
+The service is one Fastify instance built by a factory: the server, the CLI and every test
+build it the same way. Each route's schema lists every status it can answer, so the OpenAPI
+document is complete by construction. Errors always have the same body:
+\`{"error": {"code": 404, "message": "Not found"}}\`.
+
+Paging is by \`id\`; \`links\` holds page 1, the last page and every page within five of the
+current one. Ages are computed at request time from the birth date, never stored. The sun
+computation is a pure function of a timestamp, a latitude and a longitude, tested against the
+U.S. Naval Observatory.
+
+### Frequently asked
+
+**Why JSON only for Markdown?** Because the request carries one string, and JSON is the one
+body type every client has. *Why not HTML passthrough?* Because the output must be safe to
+insert into any page without a second sanitiser.
+
+**Is rendering fast?** It is linear in the input, pathological input included: deep nesting
+is capped, table cells and repeated references are budgeted. See \`bench/markdown.ts\`.
+
+1. First point with a [reference link][ref].
+2. Second point with an image reference ![icon][img].
+3. Third point, \`code\`, **strong**, _emphasis_ and ~~strike~~.
+
+## Changelog
+
+### 1.2.0
+
+- **Added**: \`per_page\` on the user list, from 1 to 100; the links carry it.
+- **Changed**: login throttling counts per username *and* per client address.
+- **Fixed**: a refresh token of a removed user is refused (\`400 Invalid refresh token\`).
+
+### 1.1.0
+
+- Sun events at polar latitudes are \`null\` when they do not happen that day.
+- The OpenAPI document names every schema once, under \`components\`.
+
+| Version | Date | Highlights |
+|---------|------|------------|
+| 1.2.0 | 2024-05-02 | paging size, throttling per address |
+| 1.1.0 | 2024-03-18 | polar days, OpenAPI components |
+| 1.0.0 | 2024-01-09 | first release |
+
+> Upgrading from 1.0 needs no migration: \`npx meridian migrate\` is a no-op on a current
+> database, and safe to run while the server runs.
+
+## Contributing
+
+Run \`npm test\` before sending a change; it builds the app through the same factory as
+production and runs every route through HTTP. \`npm run check\` type-checks the tests too.
+Keep one job per module, names that explain themselves, and a comment only where the *why* is
+not obvious. New endpoints need a schema with a stable \`$id\`, every status they can answer,
+and a test in the mirrored path under \`test/\`. Benchmarks live in \`bench/\` and print figures;
+they never fail a build.
+
+[ref]: https://example.com/reference "Reference"
+[img]: https://example.com/icon.png
+`
