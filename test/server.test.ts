@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import http from 'node:http'
 import { connect, createServer } from 'node:net'
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
@@ -125,45 +124,4 @@ t.test('a start that fails (port already taken) exits 1 with one line', async (t
   t.equal(code, 1)
   t.match(stderr, /^meridian: listen EADDRINUSE/)
   t.equal(stderr.trim().split('\n').length, 1, 'one line')
-})
-
-t.test('npm start: once idle, the replica gives back the memory start-up left (plugins/idle-collection.ts)', async (t) => {
-  const port = await freePort()
-  const child = spawn(process.execPath, [cliPath, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), DATABASE_URL: `sqlite:${join(t.testdir(), 'meridian.db')}`, LOG_LEVEL: 'debug' },
-    stdio: ['ignore', 'pipe', 'inherit']
-  })
-  t.teardown(() => { child.kill('SIGKILL') })
-  interface Collection { ms: number, residentMb: number, youngMbBefore: number, youngMbAfter: number }
-  let scavenged: Collection | undefined
-  const collected = new Promise<Collection>((resolve, reject) => {
-    let pending = ''
-    child.stdout?.on('data', (chunk: Buffer) => {
-      pending += chunk.toString()
-      const lines = pending.split('\n')
-      pending = lines.pop() ?? ''
-      for (const line of lines) {
-        if (line.includes('"idle: young generation scavenged"')) scavenged = JSON.parse(line) as Collection
-        if (line.includes('"idle: memory collected"')) resolve(JSON.parse(line) as Collection)
-      }
-    })
-    child.once('exit', (code) => { reject(new Error(`the server exited (${String(code)}) before collecting`)) })
-    // Two idle intervals (10 s each) after start-up: the scavenge, then the full collection.
-    setTimeout(() => { reject(new Error('no collection within 60 s')) }, 60_000).unref()
-  })
-  await waitForReady(`http://127.0.0.1:${port}`, child)
-  const full = await collected
-  if (scavenged === undefined) throw new Error('the full collection came without the scavenge before it')
-  // Start-up grows the young generation towards its 32 MB maximum (how far depends on the machine's load).
-  t.ok(full.youngMbAfter <= 4, `the young generation is back to ${full.youngMbAfter} MB (${scavenged.youngMbBefore} MB when the replica fell idle)`)
-  // And its pages are given back: resident memory falls by at least half of what the young generation shrank
-  // (pages never touched count in neither), less 2 MB for the rounding of the logged figure and the replica's own
-  // noise (a start that left the young generation small has little to give back). V8 returns the pages a second
-  // or so after the collection, longer under load.
-  const givenBackMb = scavenged.youngMbBefore - full.youngMbAfter
-  const expectedMb = scavenged.residentMb - givenBackMb / 2 + 2
-  const residentMbNow = (): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid ?? 0}/status`, 'utf8'))?.[1]) / 1024
-  const deadline = Date.now() + 20_000
-  while (residentMbNow() > expectedMb && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250))
-  t.ok(residentMbNow() <= expectedMb, `resident memory went from ${scavenged.residentMb} MB to ${residentMbNow().toFixed(0)} MB (at most ${expectedMb.toFixed(0)} MB expected: the young generation gave back ${givenBackMb} MB; scavenge ${scavenged.ms} ms, full collection ${full.ms} ms)`)
 })
