@@ -9,7 +9,6 @@ import directory from './plugins/directory.js'
 import drain from './plugins/drain.js'
 import errors, { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
 import health from './plugins/health.js'
-import idleCollection, { type IdleCollectionOptions } from './plugins/idle-collection.js'
 import loginThrottle, { type LoginThrottleOptions } from './plugins/login-throttle.js'
 import markdownRenderer, { type MarkdownRendererOptions } from './plugins/markdown-renderer.js'
 import metrics from './plugins/metrics.js'
@@ -37,8 +36,6 @@ export interface BuildOptions {
    * a test process compiling TypeScript beside other test processes stalls for seconds.
    */
   maxEventLoopDelayMs?: number
-  /** When an idle replica gives memory back, other than the default. */
-  idleCollection?: IdleCollectionOptions
 }
 
 export const DEFAULT_MAX_EVENT_LOOP_DELAY_MS = 1000
@@ -98,7 +95,6 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(loginThrottle, { ...options.loginThrottle, ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {}) })
   await app.register(markdownRenderer, options.markdownRenderer ?? {})
   await app.register(metrics)
-  await app.register(idleCollection, options.idleCollection ?? {})
   await app.register(openapi, { version: packageInfo.version })
   await app.register(health)
 

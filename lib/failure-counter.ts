@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis'
+import type { Redis, Result } from 'ioredis'
 
 /** A key's count inside a fixed window that starts with its first attempt. */
 export interface AttemptCount { attempts: number, retryAfterSeconds: number }
@@ -56,25 +56,48 @@ export class MemoryFailureCounter implements FailureCounter {
   }
 }
 
+/**
+ * One attempt, atomically: the count goes up, and a key that has no expiry yet (its window's
+ * first attempt) gets the window's. `PEXPIRE … NX` would say the same in one command, but it
+ * came with Redis 7.0; this script runs on Redis 6.2 and Valkey too.
+ */
+const COUNT_ATTEMPT = `
+local attempts = redis.call('incr', KEYS[1])
+local ttl = redis.call('pttl', KEYS[1])
+if ttl < 0 then
+  ttl = tonumber(ARGV[1])
+  redis.call('pexpire', KEYS[1], ttl)
+end
+return {attempts, ttl}`
+
+/** Takes one attempt back: never below zero, and never resurrecting a window that has ended. */
+const RELEASE_ATTEMPT = `
+if (tonumber(redis.call('get', KEYS[1]) or '0') > 0) then return redis.call('decr', KEYS[1]) end
+return 0`
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** [attempts, window's remaining ms] */
+    countAttempt: (key: string, windowMs: number) => Result<[number, number], Context>
+    releaseAttempt: (key: string) => Result<number, Context>
+  }
+}
+
 /** The same counter in Redis, so every replica sees every attempt. */
 export class RedisFailureCounter implements FailureCounter {
-  constructor (private readonly redis: Redis, private readonly windowMs: number, private readonly prefix = 'meridian:login-attempts:') {}
+  constructor (private readonly redis: Redis, private readonly windowMs: number, private readonly prefix = 'meridian:login-attempts:') {
+    // Sent with EVALSHA, and with EVAL once when the server does not have the script yet.
+    redis.defineCommand('countAttempt', { numberOfKeys: 1, lua: COUNT_ATTEMPT })
+    redis.defineCommand('releaseAttempt', { numberOfKeys: 1, lua: RELEASE_ATTEMPT })
+  }
 
   async hit (key: string): Promise<AttemptCount> {
-    const results = await this.redis.multi()
-      .incr(this.prefix + key)
-      .pexpire(this.prefix + key, this.windowMs, 'NX')
-      .pttl(this.prefix + key)
-      .exec()
-    const [[, attempts], , [, ttl]] = results as [[null, number], unknown, [null, number]]
+    const [attempts, ttl] = await this.redis.countAttempt(this.prefix + key, this.windowMs)
     return { attempts, retryAfterSeconds: Math.max(1, Math.ceil(ttl / 1000)) }
   }
 
   async release (key: string): Promise<void> {
-    // Never below zero, and never resurrecting a window that has ended.
-    await this.redis.eval(
-      "if (tonumber(redis.call('get', KEYS[1]) or '0') > 0) then return redis.call('decr', KEYS[1]) end return 0",
-      1, this.prefix + key)
+    await this.redis.releaseAttempt(this.prefix + key)
   }
 
   async reset (key: string): Promise<void> {

@@ -53,11 +53,16 @@ async function connectRedis (fastify: FastifyInstance, url: string): Promise<Red
   return redis
 }
 
-/** A throttle that cannot count must not let guesses through: the login answers 503. */
-async function unavailableOnFailure<T> (operation: Promise<T>): Promise<T> {
+/**
+ * A throttle that cannot count must not let guesses through: the login answers 503. A Redis that
+ * is away is logged by the client's 'error' event; one that answers but refuses (a command its
+ * version lacks, a read-only replica, an ACL) will not recover by itself, so it is an error line.
+ */
+async function unavailableOnFailure<T> (request: FastifyRequest, operation: Promise<T>): Promise<T> {
   try {
     return await operation
-  } catch {
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ReplyError') request.log.error({ err: error }, 'login throttle store refused a command')
     throw new HttpError(503, 'Service unavailable')
   }
 }
@@ -79,7 +84,7 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
 
   fastify.decorate('loginThrottle', {
     async attempt (request, username) {
-      const [perUsername, perAddress] = await unavailableOnFailure(Promise.all([
+      const [perUsername, perAddress] = await unavailableOnFailure(request, Promise.all([
         counter.hit(usernameKey(username)),
         counter.hit(addressKey(request))
       ]))
@@ -93,7 +98,7 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
       }
     },
     async succeeded (request, username) {
-      await unavailableOnFailure(Promise.all([counter.reset(usernameKey(username)), counter.release(addressKey(request))]))
+      await unavailableOnFailure(request, Promise.all([counter.reset(usernameKey(username)), counter.release(addressKey(request))]))
     },
     async abandoned (request, username) {
       await Promise.allSettled([counter.release(usernameKey(username)), counter.release(addressKey(request))])

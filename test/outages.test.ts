@@ -3,6 +3,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { addUser, build, login } from './helper.js'
 import { postgresDatabase, postgresSkip } from './postgres.js'
+import { redisSkip, redisUrl } from './requirements.js'
 import { TcpProxy, type ProxyState } from './tcp-proxy.js'
 
 /**
@@ -10,8 +11,7 @@ import { TcpProxy, type ProxyState } from './tcp-proxy.js'
  * several times each way (reset connections, and a network that silently drops everything).
  * An error that escaped as an unhandled 'error' event would end this process, and the test.
  */
-const redisUrl = process.env.TEST_REDIS_URL
-const skip = postgresSkip !== false ? postgresSkip : redisUrl === undefined ? 'skipped: set TEST_REDIS_URL too' : false
+const skip = postgresSkip !== false ? postgresSkip : redisSkip()
 
 const ROUNDS = Number(process.env.OUTAGE_ROUNDS ?? 3)
 const SUN = '/api/date/suninfo?timestamp=1700000000&latitude=51.4779&longitude=-0.0015'

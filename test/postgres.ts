@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import type { Test } from 'tap'
+import { skipIfMissing } from './requirements.js'
 
 export const postgresUrl = process.env.TEST_DATABASE_URL
-export const postgresSkip = postgresUrl === undefined
-  ? 'PostgreSQL tests skipped: set TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres) to run them'
-  : false
+export const postgresSkip = skipIfMissing(postgresUrl === undefined && 'PostgreSQL missing: set TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres)')
 
 /** A PostgreSQL database of the test's own (TEST_DATABASE_URL's server), dropped when the test ends; its URL. */
 export async function postgresDatabase (t: Test): Promise<string> {

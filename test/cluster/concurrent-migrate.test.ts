@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import pg from 'pg'
+import { postgresSkip, postgresUrl } from '../postgres.js'
 import { freePort, Replica, runMeridian } from './harness.js'
 
-const postgresUrl = process.env.TEST_DATABASE_URL
-const skip = postgresUrl === undefined ? 'PostgreSQL tests skipped: set TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres) to run them' : false
+const skip = postgresSkip
 const PROCESSES = 5
 const ROUNDS = 5
 

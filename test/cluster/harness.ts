@@ -20,10 +20,11 @@ import { Redis } from 'ioredis'
 import pg from 'pg'
 import { onExit } from 'signal-exit'
 import type { Test } from 'tap'
+import { skipIfMissing } from '../requirements.js'
 
-export const CLUSTER_TEST_SKIP_REASON = 'skipped: set MERIDIAN_CLUSTER_TEST=1 (needs PostgreSQL, Redis, nginx)'
+export const CLUSTER_TEST_SKIP_REASON = 'the cluster tests are off: set MERIDIAN_CLUSTER_TEST=1 (needs PostgreSQL, Redis, nginx)'
 /** `{ skip }` for a tap test that needs the cluster. */
-export const clusterTestSkip = process.env.MERIDIAN_CLUSTER_TEST === '1' ? false : CLUSTER_TEST_SKIP_REASON
+export const clusterTestSkip = skipIfMissing(process.env.MERIDIAN_CLUSTER_TEST !== '1' && CLUSTER_TEST_SKIP_REASON)
 
 export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url))
 export const cliPath = join(repositoryRoot, 'dist', 'cli.js')

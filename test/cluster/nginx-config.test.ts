@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { skipIfMissing } from '../requirements.js'
 import { deployNginxConfigPath, STOCK_NGINX_CONFIG, templateNginxConfig } from './harness.js'
 
 const NGINX = process.env.NGINX ?? '/usr/sbin/nginx'
@@ -49,7 +50,7 @@ t.test('a configuration the harness cannot place is refused with a reason', asyn
   t.throws(() => templateNginxConfig('events {}\nhttp { upstream meridian { server a:1; } server { listen 80; listen 81; } }', balancer, replicas, '/d'), /exactly one `listen`, not 2/)
 })
 
-t.test('nginx accepts the templated files', { skip: existsSync(NGINX) ? false : `skipped: no nginx at ${NGINX}` }, async (t) => {
+t.test('nginx accepts the templated files', { skip: skipIfMissing(!existsSync(NGINX) && `no nginx at ${NGINX}`) }, async (t) => {
   const directory = mkdtempSync(join(tmpdir(), 'meridian-nginx-'))
   t.teardown(() => { rmSync(directory, { recursive: true, force: true }) })
   for (const [name, config] of [['deploy/nginx.conf', deployConfig], ['STOCK_NGINX_CONFIG', STOCK_NGINX_CONFIG]] as const) {

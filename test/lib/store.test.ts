@@ -5,6 +5,7 @@ import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
 import { UserStore, UsernameTakenError, type NewUser } from '../../lib/store/user-store.js'
 import { build } from '../helper.js'
+import { postgresSkip, postgresUrl } from '../postgres.js'
 
 const newUser = (username: string, overrides: Partial<NewUser> = {}): NewUser => ({
   username, passwordHash: `hash-of-${username}`, name: username, birthdate: '1991-03-04', gender: 'female', shortDesc: 'hi', ...overrides
@@ -93,8 +94,7 @@ t.test('migration 0002 on an embedded database that already has users counts the
   t.match(await store.stats(), { userCount: 4 }, 'and the triggers count from there')
 })
 
-const postgresUrl = process.env.TEST_DATABASE_URL
-t.test('PostgreSQL store and app', { skip: postgresUrl === undefined ? 'PostgreSQL tests skipped: set TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres) to run them' : false }, async (t) => {
+t.test('PostgreSQL store and app', { skip: postgresSkip }, async (t) => {
   // A database of its own per run, dropped afterwards, so runs never see each other's rows.
   const admin = new pg.Client({ connectionString: postgresUrl })
   await admin.connect()

@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import t from 'tap'
+import { Writable } from 'node:stream'
+import { Redis } from 'ioredis'
+import t, { type Test } from 'tap'
 import { MemoryFailureCounter } from '../../lib/failure-counter.js'
 import { addUser, build } from '../helper.js'
 import { loginThrottleDefaults } from '../../plugins/login-throttle.js'
+import { Redis62StandIn } from '../redis-6.2.js'
+import { redisSkip, redisUrl } from '../requirements.js'
 
 t.test('memory counter: a window starts at the first attempt and ends', async (t) => {
   let now = 1_000_000
@@ -53,8 +57,9 @@ t.test('logins the database could not check do not count as failures', async (t)
   t.equal(response.statusCode, 200, 'the outage locked nobody out')
 })
 
-const redisUrl = process.env.TEST_REDIS_URL
-t.test('Redis: failures on one replica throttle the others', { skip: redisUrl === undefined ? 'Redis tests skipped: set TEST_REDIS_URL (e.g. redis://127.0.0.1:6379) to run them' : false }, async (t) => {
+const skip = redisSkip()
+
+t.test('Redis: failures on one replica throttle the others', { skip }, async (t) => {
   const env = { REDIS_URL: redisUrl as string }
   const username = `victim-${randomBytes(4).toString('hex')}`
   const replicaA = await build(t, env, { loginThrottle: { maxFailuresPerUsername: 3 } })
@@ -78,4 +83,67 @@ t.test('Redis unreachable: logins answer 503, never let guesses through', async 
   const response = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'ada', password: 'right' } })
   t.equal(response.statusCode, 503)
   t.same(response.json(), { error: { code: 503, message: 'Service unavailable' } })
+})
+
+async function redis62 (t: Test): Promise<Redis62StandIn> {
+  const standIn = await Redis62StandIn.start(redisUrl as string)
+  t.teardown(async () => { await standIn.close() })
+  return standIn
+}
+
+t.test('the Redis 6.2 stand-in refuses what 6.2 lacks, as 6.2 does', { skip }, async (t) => {
+  const standIn = await redis62(t)
+  const redis = new Redis(standIn.url, { maxRetriesPerRequest: 1 })
+  t.teardown(() => { redis.disconnect() })
+  const key = `meridian:test:${randomBytes(4).toString('hex')}`
+  t.equal(await redis.incr(key), 1, 'commands 6.2 has pass through')
+  t.equal(await redis.pexpire(key, 60_000), 1)
+  await t.rejects(redis.pexpire(key, 60_000, 'NX'), { message: "ERR wrong number of arguments for 'pexpire' command" })
+  await t.rejects(redis.call('expiretime', key), { message: `ERR unknown command \`expiretime\`, with args beginning with: \`${key}\`, ` })
+  const transaction = redis.multi().incr(key).pexpire(key, 60_000, 'NX').pttl(key).exec()
+  await t.rejects(transaction, { message: 'EXECABORT Transaction discarded because of previous errors.' }, 'a transaction with such a command does nothing')
+  t.equal(await redis.get(key), '1', 'the transaction\'s INCR did not run')
+  t.equal(await redis.del(key), 1, 'and the connection goes on in order')
+})
+
+t.test('Redis 6.2: the throttle counts failures in windows that end', { skip }, async (t) => {
+  const standIn = await redis62(t)
+  const username = `victim-${randomBytes(4).toString('hex')}`
+  const app = await build(t, { REDIS_URL: standIn.url }, { loginThrottle: { maxFailuresPerUsername: 2, windowSeconds: 60 } })
+  await addUser(app, { username, password: 'right' })
+  const attempt = async (password: string) => await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password } })
+  t.equal((await attempt('right')).statusCode, 200, 'a login works')
+  t.equal((await attempt('wrong')).statusCode, 403)
+  t.equal((await attempt('wrong')).statusCode, 403)
+  const throttled = await attempt('right')
+  t.equal(throttled.statusCode, 429, 'past the limit')
+  t.ok(Number(throttled.headers['retry-after']) > 0 && Number(throttled.headers['retry-after']) <= 60, `Retry-After ${String(throttled.headers['retry-after'])}`)
+  const redis = new Redis(redisUrl as string)
+  t.teardown(() => { redis.disconnect() })
+  const ttl = await redis.pttl(`meridian:login-attempts:user:${username}`)
+  t.ok(ttl > 0 && ttl <= 60_000, `the window ends: ${ttl} ms left`)
+  t.same(standIn.refused, [], 'the throttle sent nothing Redis 6.2 refuses')
+})
+
+t.test('a Redis that refuses the throttle\'s commands: logins answer 503 with its error logged, readiness stays 200', { skip }, async (t) => {
+  const username = `victim-${randomBytes(4).toString('hex')}`
+  const redis = new Redis(redisUrl as string)
+  t.teardown(async () => { await redis.del(`meridian:login-attempts:user:${username}`); redis.disconnect() })
+  // A key of the wrong type: Redis answers every attempt on it with an error, as an unsupported command would be.
+  await redis.hset(`meridian:login-attempts:user:${username}`, 'x', '1')
+  const lines: Array<{ level: number, msg: string, err?: { message: string } }> = []
+  const logStream = new Writable({
+    write (chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line !== '') lines.push(JSON.parse(line))
+      done()
+    }
+  })
+  const app = await build(t, { REDIS_URL: redisUrl as string, LOG_LEVEL: 'info' }, { logStream })
+  await addUser(app, { username, password: 'right' })
+  const response = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: 'right' } })
+  t.same([response.statusCode, response.json()], [503, { error: { code: 503, message: 'Service unavailable' } }])
+  const refusal = lines.find((line) => line.msg === 'login throttle store refused a command')
+  t.equal(refusal?.level, 50, 'an error line')
+  t.match(refusal?.err?.message, /^WRONGTYPE /, 'with what Redis answered')
+  t.equal((await app.inject('/health/ready')).statusCode, 200, 'readiness stays 200: every replica shares the one Redis')
 })

@@ -1,10 +1,9 @@
-import { existsSync } from 'node:fs'
 import t from 'tap'
 import { chromium, type Page } from 'playwright-core'
 import { addUser, build, login } from '../helper.js'
+import { CHROMIUM, chromiumSkip } from '../requirements.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const skip = existsSync(CHROMIUM) ? false : `chromium not installed at ${CHROMIUM}`
+const skip = chromiumSkip()
 
 /** The status "Try it out" → "Execute" shows for one operation (its id in Swagger UI is tag-operationId). */
 async function tryItOut (page: Page, operation: string, parameters: Record<string, string> = {}): Promise<string> {

@@ -1,10 +1,9 @@
-import { existsSync } from 'node:fs'
 import t from 'tap'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { build } from '../../../helper.js'
 import { hostileInputs } from '../../../lib/markdown-hostile.js'
+import { CHROMIUM, chromiumSkip } from '../../../requirements.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const ORIGIN = 'http://meridian.test'
 
 /**
@@ -15,7 +14,7 @@ const ORIGIN = 'http://meridian.test'
  * that forbids all script, so that any script that runs (inline, handler, javascript: URL)
  * raises a violation event without being blocked.
  */
-const skip = existsSync(CHROMIUM) ? false : `chromium not installed at ${CHROMIUM}`
+const skip = chromiumSkip()
 
 const POLICY = "script-src 'none'; object-src 'none'; frame-src 'none'; form-action 'none'; base-uri 'none'"
 
