@@ -26,6 +26,8 @@ export interface LoginThrottle {
    * that an outage does not lock out the users who keep trying through it.
    */
   abandoned: (request: FastifyRequest, username: string) => Promise<void>
+  /** Logins refused with a 503 since start because the store (Redis) failed, for the metrics. */
+  readonly refusedForStoreFailure: number
 }
 
 declare module 'fastify' {
@@ -54,10 +56,11 @@ async function connectRedis (fastify: FastifyInstance, url: string): Promise<Red
 }
 
 /** A throttle that cannot count must not let guesses through: the login answers 503. */
-async function unavailableOnFailure<T> (operation: Promise<T>): Promise<T> {
+async function unavailableOnFailure<T> (operation: Promise<T>, onFailure: () => void): Promise<T> {
   try {
     return await operation
   } catch {
+    onFailure()
     throw new HttpError(503, 'Service unavailable')
   }
 }
@@ -76,13 +79,15 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
     ? new RedisFailureCounter(await connectRedis(fastify, options.redisUrl), windowMs)
     : new MemoryFailureCounter(windowMs)
   fastify.addHook('onClose', async () => { await counter.close() })
+  let refusedForStoreFailure = 0
+  const countRefusal = () => { refusedForStoreFailure++ }
 
   fastify.decorate('loginThrottle', {
     async attempt (request, username) {
       const [perUsername, perAddress] = await unavailableOnFailure(Promise.all([
         counter.hit(usernameKey(username)),
         counter.hit(addressKey(request))
-      ]))
+      ]), countRefusal)
       const waits = [
         perUsername.attempts > limits.maxFailuresPerUsername ? perUsername.retryAfterSeconds : 0,
         perAddress.attempts > limits.maxFailuresPerAddress ? perAddress.retryAfterSeconds : 0
@@ -93,10 +98,11 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
       }
     },
     async succeeded (request, username) {
-      await unavailableOnFailure(Promise.all([counter.reset(usernameKey(username)), counter.release(addressKey(request))]))
+      await unavailableOnFailure(Promise.all([counter.reset(usernameKey(username)), counter.release(addressKey(request))]), countRefusal)
     },
     async abandoned (request, username) {
       await Promise.allSettled([counter.release(usernameKey(username)), counter.release(addressKey(request))])
-    }
+    },
+    get refusedForStoreFailure () { return refusedForStoreFailure }
   } satisfies LoginThrottle)
 }, { name: 'login-throttle' })
