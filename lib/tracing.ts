@@ -29,8 +29,9 @@ const pathOf = (url: string): string => url.split('?', 1)[0] as string
 
 /**
  * Starts the tracer provider and the pg and ioredis instrumentations. It must run before `pg`
- * and `ioredis` are loaded: both load lazily, when the app opens its database and its Redis
- * connection, which is after this.
+ * and `ioredis` are loaded, and they must be loaded with `require` (lib/store/connect.ts,
+ * plugins/login-throttle.ts), which the instrumentations hook without an ESM loader: both load
+ * lazily, as the app opens its database and its Redis connection, after this has run.
  */
 export function startTracing (): Tracing {
   const provider = new NodeTracerProvider({

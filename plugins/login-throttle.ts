@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
@@ -47,7 +48,8 @@ const addressKey = (request: FastifyRequest) => `addr:${request.ip}`
 
 async function connectRedis (fastify: FastifyInstance, url: string): Promise<Redis> {
   // Loaded only when configured: a replica without Redis does not carry the client (~15 MB).
-  const { Redis } = await import('ioredis')
+  // Required, not imported: OpenTelemetry's ioredis instrumentation (lib/tracing.ts) sees require.
+  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis')
   // No offline queue: while Redis is down, logins answer 503 at once instead of hanging.
   // A Redis that stops answering (a dropped network) fails the command after commandTimeout.
   const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 2000 })
