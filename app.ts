@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import formbody from '@fastify/formbody'
 import underPressure from '@fastify/under-pressure'
@@ -36,6 +36,8 @@ export interface BuildOptions {
    * a test process compiling TypeScript beside other test processes stalls for seconds.
    */
   maxEventLoopDelayMs?: number
+  /** lib/tracing.ts's plugin when tracing is on: registered first, it sees every route. */
+  tracing?: FastifyPluginAsync
 }
 
 export const DEFAULT_MAX_EVENT_LOOP_DELAY_MS = 1000
@@ -79,6 +81,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   // JSON is the only body type, but for the form-encoded auth routes below.
   app.removeContentTypeParser('text/plain')
 
+  if (options.tracing !== undefined) await app.register(options.tracing)
   await app.register(requestId)
   await app.register(errors)
   await app.register(strictNumbers)

@@ -32,6 +32,11 @@ export const ConfigSchema = Type.Object({
    * accepting (plugins/drain.ts).
    */
   DRAIN_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 5 }),
+  /**
+   * Where traces go (OTLP over HTTP, e.g. http://collector:4318); unset, nothing of tracing is
+   * loaded. The other standard OTEL_* variables are read by OpenTelemetry itself (lib/tracing.ts).
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' }

@@ -15,7 +15,9 @@ const GRACE_PERIOD_MS = 10_000
  * skips the drain.
  */
 export async function serve (config: Config): Promise<void> {
-  const app = await buildApp(config)
+  // Before the app: its database and Redis clients load as it builds, and must load instrumented.
+  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : (await import('./lib/tracing.js')).startTracing()
+  const app = await buildApp(config, tracing === undefined ? {} : { tracing: tracing.plugin })
   let metricsServer: Server | undefined
   try {
     await app.ready()
@@ -29,6 +31,7 @@ export async function serve (config: Config): Promise<void> {
   } catch (error) {
     // A start that fails (port taken, bad HOST) must exit non-zero: close, then let it propagate.
     await app.close()
+    await tracing?.shutdown()
     throw error
   }
   // Only once listening: close-with-grace exits 0 on its way out, which would hide a failed start.
@@ -39,5 +42,6 @@ export async function serve (config: Config): Promise<void> {
     metricsServer?.close()
     metricsServer?.closeAllConnections()
     await app.close()
+    await tracing?.shutdown()
   })
 }

@@ -1,10 +1,22 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { Gauge } from 'prom-client'
 import { HttpError } from './errors.js'
 import { errorResponses } from '../schemas/common.js'
 
 const Status = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false, examples: [{ status: 'ok' }] })
+
+/** Why the replica is not ready (the database's error, if that is why), or undefined when it is. */
+async function unreadiness (fastify: FastifyInstance): Promise<{ message: string, error?: unknown } | undefined> {
+  if (fastify.draining) return { message: 'Shutting down' }
+  try {
+    await fastify.store.ping()
+  } catch (error) {
+    return { message: 'Database unavailable', error }
+  }
+  return undefined
+}
 
 /**
  * Probes for the orchestrator: live while the process runs, ready while the database answers
@@ -21,13 +33,20 @@ export default fp(async function health (fastify: FastifyInstance) {
   fastify.get('/health/ready', {
     schema: { tags: ['operations'], operationId: 'getReadiness', security: [], summary: 'The database answers and the replica is not shutting down', response: { 200: Status, ...errorResponses([400, 500, 503], { 503: 'Database unavailable' }) } }
   }, async (request) => {
-    if (fastify.draining) throw new HttpError(503, 'Shutting down')
-    try {
-      await fastify.store.ping()
-    } catch (error) {
-      request.log.warn({ err: error }, 'database not ready')
-      throw new HttpError(503, 'Database unavailable')
+    const reason = await unreadiness(fastify)
+    if (reason !== undefined) {
+      if (reason.error !== undefined) request.log.warn({ err: reason.error }, 'database not ready')
+      throw new HttpError(503, reason.message)
     }
     return { status: 'ok' as const }
   })
-}, { name: 'health', dependencies: ['store', 'drain'] })
+
+  // The same answer for Prometheus, which asks on its own schedule: an alert on a replica that
+  // stays unready does not depend on an orchestrator probing it.
+  new Gauge({
+    name: 'meridian_ready',
+    help: 'Whether /health/ready would answer 200 (1) or 503 (0): the database answers and the replica is not draining',
+    registers: [fastify.metricsRegistry],
+    async collect () { this.set((await unreadiness(fastify)) === undefined ? 1 : 0) }
+  })
+}, { name: 'health', dependencies: ['store', 'drain', 'metrics'] })

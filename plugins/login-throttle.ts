@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
@@ -26,6 +27,8 @@ export interface LoginThrottle {
    * that an outage does not lock out the users who keep trying through it.
    */
   abandoned: (request: FastifyRequest, username: string) => Promise<void>
+  /** Logins refused with a 503 since start because the store (Redis) failed, for the metrics. */
+  readonly refusedForStoreFailure: number
 }
 
 declare module 'fastify' {
@@ -45,7 +48,8 @@ const addressKey = (request: FastifyRequest) => `addr:${request.ip}`
 
 async function connectRedis (fastify: FastifyInstance, url: string): Promise<Redis> {
   // Loaded only when configured: a replica without Redis does not carry the client (~15 MB).
-  const { Redis } = await import('ioredis')
+  // Required, not imported: OpenTelemetry's ioredis instrumentation (lib/tracing.ts) sees require.
+  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis')
   // No offline queue: while Redis is down, logins answer 503 at once instead of hanging.
   // A Redis that stops answering (a dropped network) fails the command after commandTimeout.
   const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 2000 })
@@ -58,11 +62,12 @@ async function connectRedis (fastify: FastifyInstance, url: string): Promise<Red
  * is away is logged by the client's 'error' event; one that answers but refuses (a command its
  * version lacks, a read-only replica, an ACL) will not recover by itself, so it is an error line.
  */
-async function unavailableOnFailure<T> (request: FastifyRequest, operation: Promise<T>): Promise<T> {
+async function unavailableOnFailure<T> (request: FastifyRequest, operation: Promise<T>, onFailure: () => void): Promise<T> {
   try {
     return await operation
   } catch (error) {
     if (error instanceof Error && error.name === 'ReplyError') request.log.error({ err: error }, 'login throttle store refused a command')
+    onFailure()
     throw new HttpError(503, 'Service unavailable')
   }
 }
@@ -81,13 +86,15 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
     ? new RedisFailureCounter(await connectRedis(fastify, options.redisUrl), windowMs)
     : new MemoryFailureCounter(windowMs)
   fastify.addHook('onClose', async () => { await counter.close() })
+  let refusedForStoreFailure = 0
+  const countRefusal = () => { refusedForStoreFailure++ }
 
   fastify.decorate('loginThrottle', {
     async attempt (request, username) {
       const [perUsername, perAddress] = await unavailableOnFailure(request, Promise.all([
         counter.hit(usernameKey(username)),
         counter.hit(addressKey(request))
-      ]))
+      ]), countRefusal)
       const waits = [
         perUsername.attempts > limits.maxFailuresPerUsername ? perUsername.retryAfterSeconds : 0,
         perAddress.attempts > limits.maxFailuresPerAddress ? perAddress.retryAfterSeconds : 0
@@ -98,10 +105,11 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
       }
     },
     async succeeded (request, username) {
-      await unavailableOnFailure(request, Promise.all([counter.reset(usernameKey(username)), counter.release(addressKey(request))]))
+      await unavailableOnFailure(request, Promise.all([counter.reset(usernameKey(username)), counter.release(addressKey(request))]), countRefusal)
     },
     async abandoned (request, username) {
       await Promise.allSettled([counter.release(usernameKey(username)), counter.release(addressKey(request))])
-    }
+    },
+    get refusedForStoreFailure () { return refusedForStoreFailure }
   } satisfies LoginThrottle)
 }, { name: 'login-throttle' })

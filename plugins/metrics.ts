@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import fastifyMetricsModule from 'fastify-metrics'
-import { Gauge, Registry } from 'prom-client'
+import { Counter, Gauge, Registry } from 'prom-client'
 
 // A CommonJS module whose plugin is its `default` export.
 const fastifyMetrics = fastifyMetricsModule.default
@@ -18,7 +18,8 @@ declare module 'fastify' {
 /**
  * Prometheus metrics of this app, in a registry of its own: requests by route pattern (never the
  * raw URL, which carries tokens), method and status, with their latency (fastify-metrics); Node's
- * defaults, event-loop delay included (prom-client); the Markdown render queue; the database pool.
+ * defaults, event-loop delay included (prom-client); the Markdown render queue; the database pool;
+ * logins the throttle refused because its store failed (plugins/health.ts adds readiness).
  * No route serves them: `listenForMetrics` does, on a port of its own that the balancer never
  * forwards to.
  */
@@ -46,6 +47,17 @@ export default fp(async function metrics (fastify: FastifyInstance) {
     registers: [registry],
     collect () { this.set(fastify.markdown.load().queuedRenders) }
   })
+  let refusalsCounted = 0
+  new Counter({
+    name: 'meridian_login_refused_throttle_unavailable_total',
+    help: 'Logins refused (503) because the login throttle\'s store (Redis) failed',
+    registers: [registry],
+    collect () {
+      const refusals = fastify.loginThrottle.refusedForStoreFailure
+      this.inc(refusals - refusalsCounted)
+      refusalsCounted = refusals
+    }
+  })
   const pool = fastify.store.pool
   if (pool !== undefined) {
     new Gauge({
@@ -61,7 +73,7 @@ export default fp(async function metrics (fastify: FastifyInstance) {
     })
   }
   fastify.decorate('metricsRegistry', registry)
-}, { name: 'metrics', dependencies: ['store', 'markdown-renderer'] })
+}, { name: 'metrics', dependencies: ['store', 'markdown-renderer', 'login-throttle'] })
 
 /** Serves `GET /metrics` of `app` on an address of its own; the caller closes it. */
 export async function listenForMetrics (app: FastifyInstance, host: string, port: number): Promise<Server> {

@@ -62,3 +62,26 @@ t.test('the PostgreSQL pool is measured', { skip: postgresSkip }, async (t) => {
   await app.inject({ url: '/health/ready' })
   t.match(await app.metricsRegistry.metrics(), /meridian_database_pool_connections\{state="total"\} [1-9]/)
 })
+
+t.test('readiness is a gauge: 1 while /health/ready answers 200, 0 once it answers 503', async (t) => {
+  const app = await build(t)
+  t.match(await app.metricsRegistry.metrics(), /\nmeridian_ready 1\n/)
+  await app.store.close()
+  t.equal((await app.inject({ url: '/health/ready' })).statusCode, 503)
+  t.match(await app.metricsRegistry.metrics(), /\nmeridian_ready 0\n/)
+})
+
+t.test('logins refused because the throttle store is away are counted, and only those', async (t) => {
+  const app = await build(t, { REDIS_URL: 'redis://127.0.0.1:1' })
+  t.match(await app.metricsRegistry.metrics(), /\nmeridian_login_refused_throttle_unavailable_total 0\n/)
+  for (let i = 0; i < 2; i++) {
+    const response = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'ada', password: 'whatever' } })
+    t.equal(response.statusCode, 503)
+  }
+  t.match(await app.metricsRegistry.metrics(), /\nmeridian_login_refused_throttle_unavailable_total 2\n/, 'two refusals')
+  t.match(await app.metricsRegistry.metrics(), /\nmeridian_login_refused_throttle_unavailable_total 2\n/, 'a second scrape counts nothing twice')
+
+  const healthy = await build(t)
+  await healthy.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'nobody', password: 'wrong' } })
+  t.match(await healthy.metricsRegistry.metrics(), /\nmeridian_login_refused_throttle_unavailable_total 0\n/, 'a refused password is not a store failure')
+})

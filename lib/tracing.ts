@@ -1,0 +1,75 @@
+/**
+ * OpenTelemetry traces, loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set (server.ts imports
+ * this module dynamically): a span per request with its route and status (@fastify/otel), child
+ * spans for each PostgreSQL query and Redis command, exported over OTLP/HTTP. The standard
+ * OTEL_* variables (service name, resource attributes, sampler, batch delays, headers) apply.
+ *
+ * Tokens travel in query strings and form bodies: no span holds a query string or a body. The
+ * request span keeps the path only; pg's spans hold the statement with its placeholders, never
+ * its values; ioredis's hold the command and its keys (a username, an address).
+ */
+import { FastifyOtelInstrumentation } from '@fastify/otel'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis'
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
+import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import fp from 'fastify-plugin'
+import { packageInfo } from './package-info.js'
+
+export interface Tracing {
+  /** Registered first in the app, so that it sees every route and hook. */
+  plugin: FastifyPluginAsync
+  /** Exports the spans still buffered, then stops. */
+  shutdown: () => Promise<void>
+}
+
+const pathOf = (url: string): string => url.split('?', 1)[0] as string
+
+/**
+ * Starts the tracer provider and the pg and ioredis instrumentations. It must run before `pg`
+ * and `ioredis` are loaded, and they must be loaded with `require` (lib/store/connect.ts,
+ * plugins/login-throttle.ts), which the instrumentations hook without an ESM loader: both load
+ * lazily, as the app opens its database and its Redis connection, after this has run.
+ */
+export function startTracing (): Tracing {
+  const provider = new NodeTracerProvider({
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override these.
+    resource: resourceFromAttributes({ 'service.name': packageInfo.name, 'service.version': packageInfo.version })
+      .merge(detectResources({ detectors: [envDetector] })),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())]
+  })
+  // The global provider, W3C trace-context propagation (`traceparent`), and async context.
+  provider.register()
+  const instrumentations = [
+    new PgInstrumentation({ requireParentSpan: true }),
+    new IORedisInstrumentation({ requireParentSpan: true })
+  ]
+  const fastifyOtel = new FastifyOtelInstrumentation({
+    requestHook (span, request) {
+      // @fastify/otel records the raw URL, query string and all: the tokens' place.
+      span.setAttribute('url.path', pathOf(request.url))
+      if (request.routeOptions.url !== undefined) span.updateName(`${request.method} ${request.routeOptions.url}`)
+    }
+  })
+
+  const plugin = fp(async function tracing (fastify: FastifyInstance) {
+    await fastify.register(fastifyOtel.plugin())
+    // The trace id on every log line of the request from here on, beside its reqId.
+    fastify.addHook('onRequest', async (request, reply) => {
+      const { span } = request.opentelemetry()
+      if (span == null) return
+      const { traceId, spanId } = span.spanContext()
+      request.log = reply.log = request.log.child({ trace_id: traceId, span_id: spanId })
+    })
+  }, { name: 'tracing' })
+
+  return {
+    plugin,
+    async shutdown () {
+      for (const instrumentation of instrumentations) instrumentation.disable()
+      await provider.shutdown()
+    }
+  }
+}

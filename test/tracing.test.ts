@@ -1,0 +1,148 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import t, { type Test } from 'tap'
+import { cliPath, freePort, httpRequest, runMeridian } from './cluster/harness.js'
+import { postgresDatabase, postgresSkip } from './postgres.js'
+
+const redisUrl = process.env.TEST_REDIS_URL
+const skip = postgresSkip !== false ? postgresSkip : redisUrl === undefined ? 'tracing test skipped: set TEST_REDIS_URL' : false
+
+interface Attribute { key: string, value: { stringValue?: string, intValue?: string | number } }
+interface Span { traceId: string, spanId: string, parentSpanId?: string, name: string, attributes: Attribute[] }
+interface Scoped { scope: { name: string }, spans: Span[] }
+interface ExportRequest { resourceSpans: Array<{ scopeSpans: Scoped[] }> }
+interface ReceivedSpan extends Span { scope: string }
+
+const attribute = (span: Span, key: string): string | number | undefined => {
+  const value = span.attributes.find((entry) => entry.key === key)?.value
+  return value?.stringValue ?? (value?.intValue === undefined ? undefined : Number(value.intValue))
+}
+
+/** An OTLP/HTTP receiver (the JSON encoding, which @opentelemetry/exporter-trace-otlp-http sends). */
+async function otlpReceiver (t: Test): Promise<{ url: string, bodies: string[], spans: ReceivedSpan[] }> {
+  const bodies: string[] = []
+  const spans: ReceivedSpan[] = []
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8')
+      bodies.push(body)
+      if (request.url === '/v1/traces') {
+        for (const resource of (JSON.parse(body) as ExportRequest).resourceSpans) {
+          for (const scoped of resource.scopeSpans) spans.push(...scoped.spans.map((span) => ({ ...span, scope: scoped.scope.name })))
+        }
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => { server.close(); server.closeAllConnections() })
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, bodies, spans }
+}
+
+t.test('tracing: spans of a login, a list and a render with their database and Redis children, the trace id in the logs, no token anywhere', { skip }, async (t) => {
+  const receiver = await otlpReceiver(t)
+  const port = await freePort('127.0.0.1')
+  const metricsPort = await freePort('127.0.0.1')
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    NODE_ENV: 'production',
+    DATABASE_URL: await postgresDatabase(t),
+    REDIS_URL: redisUrl as string,
+    JWT_SECRET: randomBytes(32).toString('base64url'),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    METRICS_PORT: String(metricsPort),
+    LOG_LEVEL: 'info',
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_SERVICE_NAME: 'meridian-under-test',
+    OTEL_BSP_SCHEDULE_DELAY: '100'
+  }
+  const username = `tracer-${randomBytes(4).toString('hex')}`
+  const password = 'a-password-of-the-tracing-test'
+  t.equal((await runMeridian(['migrate'], env)).code, 0)
+  t.equal((await runMeridian(['user', 'add', '--username', username], env, `${password}\n`)).code, 0)
+
+  const server = spawn(process.execPath, [cliPath, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let logs = ''
+  server.stdout.on('data', (chunk: Buffer) => { logs += chunk.toString() })
+  server.stderr.on('data', (chunk: Buffer) => { logs += chunk.toString() })
+  t.teardown(async () => {
+    if (server.exitCode === null && server.signalCode === null) {
+      server.kill('SIGTERM')
+      await once(server, 'exit')
+    }
+  })
+  const replica = { host: '127.0.0.1', port }
+  const deadline = performance.now() + 90_000
+  while ((await httpRequest(replica, '/health/ready', { agent: false }).catch(() => undefined))?.status !== 200) {
+    if (performance.now() > deadline || server.exitCode !== null) throw new Error(`the server did not start:\n${logs}`)
+    await sleep(100)
+  }
+
+  // A caller's trace: the login's span continues it.
+  const callerTraceId = randomBytes(16).toString('hex')
+  const callerSpanId = randomBytes(8).toString('hex')
+  const login = await httpRequest(replica, '/api/auth/login', {
+    agent: false,
+    form: { username, password },
+    headers: { traceparent: `00-${callerTraceId}-${callerSpanId}-01` }
+  })
+  t.equal(login.status, 200)
+  const { access_token: accessToken, refresh_token: refreshToken } = login.json() as { access_token: string, refresh_token: string }
+  const list = await httpRequest(replica, `/api/user/list?access_token=${encodeURIComponent(accessToken)}&per_page=5`, { agent: false })
+  t.equal(list.status, 200)
+  const render = await httpRequest(replica, '/api/markdown/parse', { agent: false, json: { markdown: `*${accessToken}*` } })
+  t.equal(render.status, 200)
+  const refresh = await httpRequest(replica, '/api/auth/refresh', { agent: false, form: { refresh_token: refreshToken } })
+  t.equal(refresh.status, 200)
+  const renewed = refresh.json() as { access_token: string, refresh_token: string }
+  const metrics = await httpRequest({ host: '127.0.0.1', port: metricsPort }, '/metrics', { agent: false })
+
+  // SIGTERM flushes what the batch still holds.
+  server.kill('SIGTERM')
+  await once(server, 'exit')
+
+  const requestSpan = (route: string) => receiver.spans.find((span) => span.scope === '@fastify/otel' && attribute(span, 'http.route') === route && span.parentSpanId !== undefined && span.name.endsWith(route))
+    ?? receiver.spans.find((span) => span.scope === '@fastify/otel' && attribute(span, 'http.route') === route && attribute(span, 'http.response.status_code') !== undefined)
+  const childrenOf = (root: Span, scope: string) => receiver.spans.filter((span) => span.traceId === root.traceId && span.scope === scope)
+
+  const loginSpan = requestSpan('/api/auth/login')
+  const listSpan = requestSpan('/api/user/list')
+  const renderSpan = requestSpan('/api/markdown/parse')
+  if (loginSpan === undefined || listSpan === undefined || renderSpan === undefined) {
+    t.fail(`missing request spans; received: ${JSON.stringify(receiver.spans.map((span) => [span.scope, span.name]))}\nlogs:\n${logs}`)
+    return
+  }
+  t.equal(loginSpan.name, 'POST /api/auth/login')
+  t.equal(attribute(loginSpan, 'http.response.status_code'), 200)
+  t.equal(attribute(loginSpan, 'url.path'), '/api/auth/login')
+  t.equal(loginSpan.traceId, callerTraceId, 'the login continues the caller\'s trace (traceparent)')
+  t.equal(loginSpan.parentSpanId, callerSpanId)
+  t.ok(childrenOf(loginSpan, '@opentelemetry/instrumentation-pg').length > 0, 'the login has PostgreSQL spans')
+  t.ok(childrenOf(loginSpan, '@opentelemetry/instrumentation-ioredis').length > 0, 'the login has Redis spans')
+  t.equal(attribute(listSpan, 'http.response.status_code'), 200)
+  t.equal(attribute(listSpan, 'url.path'), '/api/user/list', 'the path, without its query')
+  t.ok(childrenOf(listSpan, '@opentelemetry/instrumentation-pg').length > 0, 'the list has PostgreSQL spans')
+  t.equal(attribute(renderSpan, 'http.response.status_code'), 200)
+  t.not(listSpan.traceId, loginSpan.traceId, 'a request without traceparent starts a trace of its own')
+
+  const logLines = logs.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>)
+  for (const [answer, span] of [[login, loginSpan], [list, listSpan], [render, renderSpan]] as const) {
+    const lines = logLines.filter((line) => line.reqId === answer.headers['x-request-id'])
+    t.ok(lines.some((line) => line.msg === 'request completed' && line.trace_id === span.traceId), `${span.name}: its "request completed" line carries its trace id beside its request id`)
+  }
+
+  const exported = receiver.bodies.join('\n')
+  for (const [name, token] of Object.entries({ accessToken, refreshToken, renewedAccess: renewed.access_token, renewedRefresh: renewed.refresh_token })) {
+    t.notOk(exported.includes(token), `no exported span holds the ${name}`)
+    t.notOk(logs.includes(token), `no log line holds the ${name}`)
+    t.notOk(metrics.body.includes(token), `/metrics does not hold the ${name}`)
+  }
+  t.notOk(exported.includes(password) || logs.includes(password), 'nor the password')
+})
