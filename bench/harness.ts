@@ -1,11 +1,12 @@
 /**
- * What the throughput benchmarks share: autocannon's types (it ships none), servers in child
- * processes of their own (so that none shares a core with autocannon), and the fixed-body Fastify
- * server every ratio is measured against.
+ * The one harness of the benchmark: autocannon, servers in child processes (bench/servers.ts, so
+ * that none shares a process with the load generator), alternating rate comparisons, a liveness
+ * probe, and the table with its floors.
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
-import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import type { Floor } from './floors.js'
 
 const require = createRequire(import.meta.url)
 
@@ -14,10 +15,9 @@ export interface BenchRequest {
   path: string
   headers?: Record<string, string>
   body?: string
-  /** Called before each send: the request to send instead (autocannon builds it then, not up front). */
+  /** Called before each send: the request to send instead. */
   setupRequest?: (request: BenchRequest) => BenchRequest
 }
-export interface AutocannonClient { setRequests: (requests: BenchRequest[]) => void }
 export interface AutocannonResult {
   requests: { average: number, total: number }
   latency: { p50: number, p99: number, max: number }
@@ -25,69 +25,123 @@ export interface AutocannonResult {
   errors: number
   timeouts: number
 }
-export interface AutocannonOptions {
+export interface LoadOptions {
   url: string
-  connections: number
+  requests: BenchRequest[]
+  connections?: number
   duration?: number
   amount?: number
-  requests: BenchRequest[]
-  setupClient?: (client: AutocannonClient) => void
+  setupClient?: (client: { setRequests: (requests: BenchRequest[]) => void }) => void
 }
 
-export async function autocannon (options: AutocannonOptions): Promise<AutocannonResult> {
-  const run = require('autocannon') as (options: AutocannonOptions) => Promise<AutocannonResult>
-  return await run(options)
+/** autocannon (it ships no types); 10 connections unless told. */
+export async function load (options: LoadOptions): Promise<AutocannonResult> {
+  const run = require('autocannon') as (options: LoadOptions) => Promise<AutocannonResult>
+  const result = await run({ connections: 10, ...options })
+  if (result.errors + result.timeouts > 0) log(`  ${options.url}: ${result.errors} errors, ${result.timeouts} timeouts`)
+  return result
 }
 
-/** One line of figures for a load run. */
-export function describeRun (result: AutocannonResult): string {
-  const problems = result.errors + result.timeouts > 0 ? ` errors ${result.errors} timeouts ${result.timeouts}` : ''
-  return `${result.requests.average.toFixed(0).padStart(7)} req/s p50 ${result.latency.p50} ms p99 ${result.latency.p99} ms ` +
-    `non-2xx ${result.non2xx}${problems}`
-}
+/** Progress goes to standard error; standard output carries the table. */
+export const log = (line: string): void => { process.stderr.write(`${line}\n`) }
 
-/** A server in a child process running `file` with `args`; it sends `{ port }` once listening. */
-export interface ChildServer { child: ChildProcess, port: number, url: string }
+export const JSON_HEADERS = { 'content-type': 'application/json' }
 
-export async function startChild (file: string, args: string[], execArgv = process.execArgv): Promise<ChildServer> {
-  const child = fork(file, args, { execArgv })
+/** A server in a child process: bench/servers.ts started as `kind` with `args`. */
+export interface ChildServer { url: string, child: ChildProcess, stop: () => Promise<void> }
+
+export async function startServer (kind: string, ...args: string[]): Promise<ChildServer> {
+  const child = fork(fileURLToPath(new URL('./servers.ts', import.meta.url)), [kind, ...args], { execArgv: process.execArgv })
   const port = await new Promise<number>((resolve, reject) => {
-    const onMessage = (message: unknown): void => {
-      const port = (message as { port?: unknown }).port
-      if (typeof port === 'number') { child.off('message', onMessage); resolve(port) }
-    }
-    child.on('message', onMessage)
-    child.once('exit', (code) => { reject(new Error(`${args.join(' ')} exited (${String(code)}) before listening`)) })
+    child.once('message', (message) => { resolve((message as { port: number }).port) })
+    child.once('exit', (code) => { reject(new Error(`${kind} server exited (${String(code)}) before listening`)) })
   })
-  return { child, port, url: `http://127.0.0.1:${port}` }
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill()
+    await exited
+  }
+  return { url: `http://127.0.0.1:${port}`, child, stop }
 }
 
-/** In a child: tell the parent the port, and leave with it. */
-export function reportPort (port: number): void {
-  process.send?.({ port })
-  process.on('disconnect', () => process.exit(0))
-}
+/** Alternating rounds per comparison (BENCH_ROUNDS) of BENCH_SECONDS each. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
 
-export function portOf (server: { address: () => AddressInfo | string | null }): number {
-  return (server.address() as AddressInfo).port
-}
+export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN
 
-/** Fastify answering fixed bodies: the yardstick for what a route costs on top of Fastify itself. */
-export async function startFixedBodyServer (routes: Array<{ method: 'GET' | 'POST', url: string, body: unknown }>): Promise<number> {
-  const { default: Fastify } = await import('fastify')
-  const app = Fastify()
-  for (const { method, url, body } of routes) app.route({ method, url, handler: async () => body })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  return portOf(app.server)
-}
+export interface Contender { name: string, url: string, requests: BenchRequest[], connections?: number, setupClient?: LoadOptions['setupClient'] }
 
 /**
- * Alternating rounds per throughput comparison (BENCH_ROUNDS overrides). Five, not three: on
- * these shared 2-core machines a server's rate moves by ±15% or more between rounds of the same
- * run (the bare Markdown server answered 1,175 and 1,745 req/s in two rounds of one run), and a
- * median of five rounds is still right when two of them were spoiled.
+ * Each contender's median rate over ROUNDS rounds, the order reversed every round so that a host
+ * that speeds up or slows down favours none; one round the host spoiled does not move a median.
  */
-export const THROUGHPUT_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+export async function medianRates (contenders: Contender[]): Promise<Record<string, number>> {
+  const run = async (contender: Contender, duration: number): Promise<AutocannonResult> => await load({ ...contender, duration })
+  for (const contender of contenders) await run(contender, 2)
+  const rates: Record<string, number[]> = Object.fromEntries(contenders.map(({ name }) => [name, []]))
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const contender of round % 2 === 1 ? contenders : [...contenders].reverse()) {
+      const result = await run(contender, SECONDS)
+      rates[contender.name]?.push(result.requests.average)
+      log(`  round ${round} ${contender.name.padEnd(28)} ${result.requests.average.toFixed(0).padStart(6)} req/s p99 ${result.latency.p99} ms non-2xx ${result.non2xx}`)
+    }
+  }
+  return Object.fromEntries(Object.entries(rates).map(([name, values]) => [name, median(values)]))
+}
 
-/** The middle value (the upper one of an even count): one round spoiled by the host does not move it. */
-export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+/** The value at fraction `p` of sorted `values`. */
+export const percentile = (values: readonly number[], p: number): number =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))] ?? NaN
+
+/** GET /health/live one request at a time, every 10 ms, until `until` settles: the latencies in ms. */
+export async function probeLiveness (url: string, until: Promise<unknown>): Promise<number[]> {
+  let done = false
+  void until.finally(() => { done = true }).catch(() => {})
+  const latencies: number[] = []
+  while (!done) {
+    const started = performance.now()
+    await (await fetch(`${url}/health/live`)).arrayBuffer()
+    latencies.push(performance.now() - started)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  return latencies
+}
+
+interface Row { check: string, figure: string, bound: string, verdict: 'ok' | 'FAIL' | '' }
+
+/** The one table: each check, its figure, its bound, and whether the figure is within it. */
+export class Table {
+  readonly #rows: Row[] = []
+
+  /** A figure with a floor: formatted by `format`, failed when past the bound. */
+  guard (check: string, value: number, floor: Floor, format: (value: number) => string): void {
+    const within = 'atLeast' in floor ? value >= floor.atLeast : value < floor.below
+    const bound = 'atLeast' in floor ? `≥ ${format(floor.atLeast)}` : `< ${format(floor.below)}`
+    this.#rows.push({ check, figure: format(value), bound, verdict: within ? 'ok' : 'FAIL' })
+  }
+
+  /** A figure printed for the reader, with no floor. */
+  note (check: string, figure: string): void {
+    this.#rows.push({ check, figure, bound: '', verdict: '' })
+  }
+
+  get failed (): boolean { return this.#rows.some(({ verdict }) => verdict === 'FAIL') }
+
+  print (): void {
+    const width = Math.max(...this.#rows.map(({ check }) => check.length))
+    const figureWidth = Math.max(6, ...this.#rows.map(({ figure }) => figure.length))
+    const boundWidth = Math.max(5, ...this.#rows.map(({ bound }) => bound.length))
+    const line = (check: string, figure: string, bound: string, verdict: string): string =>
+      `| ${check.padEnd(width)} | ${figure.padStart(figureWidth)} | ${bound.padEnd(boundWidth)} | ${verdict.padEnd(7)} |`
+    console.log(line('check', 'figure', 'floor', 'verdict'))
+    console.log(`|${'-'.repeat(width + 2)}|${'-'.repeat(figureWidth + 2)}|${'-'.repeat(boundWidth + 2)}|---------|`)
+    for (const { check, figure, bound, verdict } of this.#rows) console.log(line(check, figure, bound, verdict))
+  }
+}
+
+export const ratio = (value: number): string => value.toFixed(2)
+export const times = (value: number): string => `${value.toFixed(1)}×`
+export const ms = (value: number): string => `${Number(value.toFixed(1))} ms`
+export const percent = (value: number): string => `${(100 * value).toFixed(0)}%`

@@ -1,0 +1,27 @@
+/**
+ * Every figure `npm run bench` guards, and its bound. A rate is compared with a reference served
+ * in the same run, rounds alternating, so that the machine's drift falls on both alike. The run
+ * exits non-zero when any figure is past its bound. docs/performance.md explains each.
+ */
+export type Floor = { readonly atLeast: number } | { readonly below: number }
+
+export const FLOORS = {
+  /** GET /api/date/suninfo ÷ Fastify (no logger) answering a fixed body of the same shape and size. */
+  sunVsFixedBody: { atLeast: 0.45 },
+  /** GET /api/date/suninfo ÷ bare node:http calling astronomy-engine's searches for each event. */
+  sunVsBareSearches: { atLeast: 10 },
+  /** GET /api/user/list (page 1) on SQLite ÷ Fastify answering a fixed page of the same shape. */
+  listVsFixedBody: { atLeast: 0.5 },
+  /** POST /api/auth/refresh on SQLite ÷ Fastify answering a fixed grant. */
+  refreshVsFixedBody: { atLeast: 0.5 },
+  /** POST /api/markdown/parse of the 5 KB README ÷ bare node:http + markdown-it, same options. */
+  markdownVsBare: { atLeast: 0.9 },
+  /** p99 of GET /api/user/list at 1,000,000 users, page 1, a middle page and the last, in ms. */
+  millionUsersPageP99Ms: { below: 20 },
+  /** p99 of GET /health/live while 1 MiB of the slowest hostile Markdown renders, in ms. */
+  livenessDuringHostileMarkdownP99Ms: { below: 50 },
+  /** p99 of GET /health/live while `user add` lands under list load at 1,000,000 users (SQLite), in ms. */
+  livenessDuringUserAddP99Ms: { below: 50 },
+  /** Growth of resident memory from 100,000 to 300,000 mixed requests, as a fraction. */
+  memoryGrowthUnderLoad: { below: 0.1 }
+} as const satisfies Record<string, Floor>

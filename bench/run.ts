@@ -1,0 +1,291 @@
+/**
+ * `npm run bench`: every part, one table on standard output (progress on standard error), exit
+ * status 1 when a figure is past its floor (bench/floors.ts). `npm run bench -- sun markdown` runs
+ * some parts. BENCH_ROUNDS (5) and BENCH_SECONDS (4) set the alternating rounds of each rate
+ * comparison; BENCH_USERS (1,000,000) the users of the scale part; BENCH_DATABASE_URL (else
+ * TEST_DATABASE_URL, else the local server; `none` to skip) the PostgreSQL server.
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { pathologicalCases, README } from '../test/markdown-corpus.js'
+import { FLOORS } from './floors.js'
+import {
+  type BenchRequest, type ChildServer, JSON_HEADERS, load, log, median, medianRates, ms, percent, percentile, probeLiveness, ratio,
+  startServer, Table, times
+} from './harness.js'
+import { BENCH_USER } from './servers.js'
+
+const table = new Table()
+const KiB = 1024
+const MiB = 1024 * KiB
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
+
+/** A small seeded generator, so that every run sends the same queries. */
+function mulberry32 (seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6D2B79F5) >>> 0
+    let mixed = Math.imul(state ^ (state >>> 15), state | 1)
+    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61)
+    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** 4,000 random sun queries (latitude ±65°, any longitude, 1950–2100): repeats and new ones alike. */
+function sunQueries (): BenchRequest[] {
+  const random = mulberry32(20240620)
+  const first = Date.UTC(1950, 0, 1) / 1000
+  const last = Date.UTC(2100, 11, 31) / 1000
+  return Array.from({ length: 4000 }, () => ({
+    method: 'GET',
+    path: `/api/date/suninfo?timestamp=${Math.floor(first + random() * (last - first))}` +
+      `&latitude=${((random() * 2 - 1) * 65).toFixed(4)}&longitude=${((random() * 2 - 1) * 180).toFixed(4)}`
+  }))
+}
+
+/** A SQLite database of its own, removed at exit. */
+function sqliteUrl (): string {
+  const directory = mkdtempSync(join(tmpdir(), 'meridian-bench-'))
+  process.once('exit', () => { rmSync(directory, { recursive: true, force: true }) })
+  return `sqlite:${join(directory, 'meridian.db')}`
+}
+
+/** A database of its own on the PostgreSQL server, dropped at `drop`; undefined if none answers. */
+async function postgresUrl (): Promise<{ url: string, drop: () => Promise<void> } | undefined> {
+  const server = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+  if (server === 'none') return undefined
+  const admin = new pg.Client({ connectionString: server, connectionTimeoutMillis: 2000 })
+  try {
+    await admin.connect()
+  } catch {
+    return undefined
+  }
+  const name = `meridian_bench_${process.pid}`
+  await admin.query(`CREATE DATABASE ${name}`)
+  const url = new URL(server)
+  url.pathname = `/${name}`
+  return { url: url.href, drop: async () => { await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await admin.end() } }
+}
+
+interface Tokens { access_token: string, refresh_token: string }
+
+/** The bench user's tokens; a service that has just seeded may answer 503 (pressure) for a moment. */
+async function logIn (url: string): Promise<Tokens> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(BENCH_USER) })
+    if (response.status === 200) return await response.json() as Tokens
+    await response.arrayBuffer()
+    if (response.status !== 503 || attempt === 60) throw new Error(`bench login answered ${response.status}`)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+}
+
+const listRequest = (tokens: Tokens, page = 1): BenchRequest =>
+  ({ method: 'GET', path: `/api/user/list?access_token=${tokens.access_token}${page === 1 ? '' : `&page=${page}`}` })
+const refreshRequest = (tokens: Tokens): BenchRequest =>
+  ({ method: 'POST', path: '/api/auth/refresh', headers: JSON_HEADERS, body: JSON.stringify({ refresh_token: tokens.refresh_token }) })
+
+async function withServers<T> (servers: Array<Promise<ChildServer>>, use: (servers: ChildServer[]) => Promise<T>): Promise<T> {
+  const started = await Promise.all(servers)
+  try {
+    return await use(started)
+  } finally {
+    await Promise.all(started.map(async (server) => { await server.stop() }))
+  }
+}
+
+async function sun (): Promise<void> {
+  const requests = sunQueries()
+  await withServers([startServer('app', sqliteUrl(), '0'), startServer('fixed'), startServer('bare-sun')], async ([service, fixed, bare]) => {
+    log('sun: the app, Fastify with a fixed body, node:http with the searches (20 connections)')
+    // Every connection walks the queries from its own offset.
+    let next = 0
+    const staggered = (client: { setRequests: (requests: BenchRequest[]) => void }): void => {
+      const offset = (next++ % 20) * 200
+      client.setRequests([...requests.slice(offset), ...requests.slice(0, offset)])
+    }
+    const rates = await medianRates(([['service', service], ['fixed', fixed], ['searches', bare]] as const).map(([name, server]) =>
+      ({ name, url: server?.url ?? '', requests, connections: 20, setupClient: staggered })))
+    table.guard('sun: app ÷ Fastify fixed body', (rates.service ?? 0) / (rates.fixed ?? 1), FLOORS.sunVsFixedBody, ratio)
+    table.guard('sun: app ÷ bare searches', (rates.service ?? 0) / (rates.searches ?? 1), FLOORS.sunVsBareSearches, times)
+  })
+}
+
+async function auth (): Promise<void> {
+  const postgres = await postgresUrl()
+  const databases = [['SQLite', sqliteUrl()], ...(postgres !== undefined ? [['PostgreSQL', postgres.url]] : [])] as const
+  try {
+    await withServers([startServer('fixed'), ...databases.map(async ([, url]) => await startServer('app', url, '1000'))], async ([fixed, ...services]) => {
+      const tokens = await Promise.all(services.map(async (service) => await logIn(service.url)))
+      for (const [route, request, floor] of [['list page 1', listRequest, FLOORS.listVsFixedBody], ['refresh', refreshRequest, FLOORS.refreshVsFixedBody]] as const) {
+        log(`${route}: the app on ${databases.map(([name]) => name).join(' and ')} (1,001 users), Fastify with a fixed body`)
+        // The fixed-body server gets the very requests the services get: same URL, token and body.
+        const rates = await medianRates([{ name: 'fixed', url: fixed?.url ?? '', requests: [request(tokens[0] as Tokens)] },
+          ...services.map((service, i) => ({ name: databases[i]?.[0] ?? '', url: service.url, requests: [request(tokens[i] as Tokens)] }))])
+        for (const [name] of databases) {
+          const value = (rates[name] ?? 0) / (rates.fixed ?? 1)
+          if (name === 'SQLite') table.guard(`${route}: app on SQLite ÷ Fastify fixed body`, value, floor, ratio)
+          else table.note(`${route}: app on PostgreSQL ÷ Fastify fixed body`, ratio(value))
+        }
+      }
+    })
+  } finally {
+    await postgres?.drop()
+  }
+  if (postgres === undefined) table.note('list page 1 and refresh on PostgreSQL', 'no server')
+}
+
+async function markdown (): Promise<void> {
+  await withServers([startServer('app', sqliteUrl(), '0'), startServer('bare-markdown')], async ([service, bare]) => {
+    const url = service?.url ?? ''
+    log(`markdown: the app and node:http + markdown-it on the ${(Buffer.byteLength(README) / KiB).toFixed(1)} KiB README`)
+    const requests: BenchRequest[] = [{ method: 'POST', path: '/api/markdown/parse', headers: JSON_HEADERS, body: JSON.stringify({ markdown: README }) }]
+    const rates = await medianRates([{ name: 'service', url, requests }, { name: 'bare', url: bare?.url ?? '', requests }])
+    table.guard('markdown README: app ÷ node:http + markdown-it', (rates.service ?? 0) / (rates.bare ?? 1), FLOORS.markdownVsBare, ratio)
+
+    const render = async (source: string): Promise<number> => {
+      const started = performance.now()
+      const response = await fetch(`${url}/api/markdown/parse`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ markdown: source }) })
+      await response.arrayBuffer()
+      if (response.status !== 200) throw new Error(`a hostile render answered ${response.status}`)
+      return performance.now() - started
+    }
+    // The slowest hostile case, found at 100 KiB (the work is linear: it is the slowest at 1 MiB too),
+    // after a first render has started a render thread.
+    await render(README.repeat(25))
+    let slowest = { name: '', generate: (size: number): string => String(size), ms: -1 }
+    for (const hostile of pathologicalCases) {
+      const took = await render(hostile.generate(100 * KiB))
+      if (took > slowest.ms) slowest = { ...hostile, ms: took }
+    }
+    log(`markdown: /health/live while 1 MiB of "${slowest.name}" renders`)
+    const rendered = render(slowest.generate(MiB))
+    const latencies = await probeLiveness(url, rendered)
+    table.guard(`/health/live p99 while 1 MiB "${slowest.name}" renders (${(await rendered).toFixed(0)} ms)`,
+      percentile(latencies, 0.99), FLOORS.livenessDuringHostileMarkdownP99Ms, ms)
+  })
+}
+
+async function scale (): Promise<void> {
+  const users = Number(process.env.BENCH_USERS ?? 1_000_000)
+  const databaseUrl = sqliteUrl()
+  const seeding = performance.now()
+  await withServers([startServer('app', databaseUrl, String(users - 1))], async ([service]) => {
+    const url = service?.url ?? ''
+    const tokens = await logIn(url)
+    log(`scale: ${users.toLocaleString('en')} users on SQLite, seeded in ${((performance.now() - seeding) / 1000).toFixed(0)} s`)
+    const lastPage = Math.ceil(users / 20)
+    for (const [name, page] of [['page 1', 1], ['a middle page', Math.ceil(lastPage / 2)], ['the last page', lastPage]] as const) {
+      await load({ url, requests: [listRequest(tokens, page)], connections: 20, duration: 2 })
+      const result = await load({ url, requests: [listRequest(tokens, page)], connections: 20, duration: 5 })
+      log(`  ${name}: ${result.requests.average.toFixed(0)} req/s p99 ${result.latency.p99} ms non-2xx ${result.non2xx}`)
+      table.guard(`${users.toLocaleString('en')} users, list ${name}: p99`, result.latency.p99, FLOORS.millionUsersPageP99Ms, ms)
+    }
+
+    // A user added by the CLI (another process, as an operator would) while pages all over the list are read.
+    log('scale: /health/live while `meridian user add` lands under list load')
+    let sent = 0
+    const spread: BenchRequest = { ...listRequest(tokens), setupRequest: (request) => ({ ...request, path: listRequest(tokens, 1 + (sent++ * 7919) % lastPage).path }) }
+    const listLoad = load({ url, requests: [spread], connections: 10, duration: 6 })
+    const added = new Promise<void>((resolve, reject) => {
+      setTimeout(() => {
+        const cli = spawn(process.execPath, [CLI, 'user', 'add', '--username', `added-under-load-${process.pid}`],
+          { env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl }, stdio: ['pipe', 'ignore', 'inherit'] })
+        cli.stdin.end(BENCH_USER.password)
+        cli.once('exit', (code) => { code === 0 ? resolve() : reject(new Error(`user add exited with ${String(code)}`)) })
+      }, 1000)
+    })
+    // From before the add until two seconds after it, while the list load goes on.
+    const latencies = await probeLiveness(url, added.then(async () => await new Promise((resolve) => setTimeout(resolve, 2000))))
+    await listLoad
+    table.guard(`${users.toLocaleString('en')} users: /health/live p99 while user add lands`, percentile(latencies, 0.99), FLOORS.livenessDuringUserAddP99Ms, ms)
+  })
+}
+
+/** VmRSS of a process, in MB. */
+const residentMb = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** `meridian serve` exactly as `npm start` runs it, under 3 × 100,000 mixed requests. */
+async function memory (): Promise<void> {
+  const port = await freePort()
+  const env = { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: sqliteUrl() }
+  execFileSync(process.execPath, [CLI, 'user', 'add', '--username', BENCH_USER.username], { env, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
+  execFileSync(process.execPath, [CLI, 'user', 'seed', '--count', '1000'], { env, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
+  const server = spawn(process.execPath, [CLI, 'serve'], { env, stdio: 'inherit' })
+  try {
+    const url = `http://127.0.0.1:${port}`
+    for (let attempt = 0; !(await fetch(`${url}/health/ready`).then((r) => r.ok, () => false)); attempt++) {
+      if (attempt > 100) throw new Error('meridian serve did not become ready')
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const tokens = await logIn(url)
+    const mixed: BenchRequest[] = [
+      ...sunQueries().slice(0, 2),
+      listRequest(tokens),
+      refreshRequest(tokens),
+      listRequest(tokens, 7),
+      { method: 'POST', path: '/api/markdown/parse', headers: JSON_HEADERS, body: JSON.stringify({ markdown: README }) },
+      { method: 'GET', path: '/health/live' }
+    ]
+    const resident: number[] = []
+    for (let round = 1; round <= 3; round++) {
+      const result = await load({ url, requests: mixed, amount: 100_000 })
+      resident.push(residentMb(server.pid ?? 0))
+      log(`memory: after ${round * 100}k mixed requests ${resident.at(-1)?.toFixed(0)} MB (${result.requests.average.toFixed(0)} req/s, non-2xx ${result.non2xx})`)
+    }
+    const [first = NaN, , last = NaN] = resident
+    table.guard(`resident memory 100k → 300k mixed requests (${resident.map((mb) => mb.toFixed(0)).join(' → ')} MB): growth`,
+      last / first - 1, FLOORS.memoryGrowthUnderLoad, percent)
+  } finally {
+    const exited = new Promise((resolve) => server.once('exit', resolve))
+    server.kill()
+    await exited
+  }
+}
+
+/** Does an unknown username answer as slowly as a wrong password? Printed, not guarded. */
+async function login (): Promise<void> {
+  await withServers([startServer('app', sqliteUrl(), '0')], async ([service]) => {
+    const failedLoginMs = async (username: string): Promise<number> => {
+      const started = performance.now()
+      const response = await fetch(`${service?.url ?? ''}/api/auth/login`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ username, password: 'a wrong guess' }) })
+      await response.arrayBuffer()
+      // Overload (503 with Retry-After) from a host that is busy elsewhere: this attempt does not count.
+      if (response.status === 503) return await failedLoginMs(username)
+      if (response.status !== 403) throw new Error(`a failed login answered ${response.status}`)
+      return performance.now() - started
+    }
+    const wrongPassword: number[] = []
+    const unknownUser: number[] = []
+    for (let i = 0; i < 41; i++) {
+      wrongPassword.push(await failedLoginMs(BENCH_USER.username))
+      unknownUser.push(await failedLoginMs(`nobody-${i}`))
+    }
+    table.note(`failed login, unknown user ÷ wrong password (medians of 41, ${median(wrongPassword).toFixed(0)} ms)`, ratio(median(unknownUser) / median(wrongPassword)))
+  })
+}
+
+const PARTS = { sun, auth, markdown, scale, memory, login }
+const asked = process.argv.slice(2)
+const unknown = asked.filter((part) => !(part in PARTS))
+if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${Object.keys(PARTS).join(', ')}`)
+const started = performance.now()
+for (const [name, part] of Object.entries(PARTS)) {
+  if (asked.length === 0 || asked.includes(name)) await part()
+}
+log(`bench: ${((performance.now() - started) / 60_000).toFixed(1)} min`)
+table.print()
+process.exitCode = table.failed ? 1 : 0
