@@ -9,6 +9,7 @@
  * trigonometric evaluations instead of astronomy-engine searches.
  */
 import { createRequire } from 'node:module'
+import { LRUCache } from 'lru-cache'
 
 /**
  * astronomy-engine's ES-module build is a `.js` file in a package without `"type": "module"`:
@@ -130,7 +131,8 @@ function computeNode (dayNumber: number, into: Float64Array, at: number): void {
   into[at + PARALLAX] = Math.asin(EARTH_EQUATORIAL_RADIUS_KM / (ofDate.dist * KM_PER_AU))
 }
 
-const ephemerisBlocks = new Map<number, Float64Array>()
+/** The ephemeris never goes stale (it depends on the date alone): bounded by count, no TTL. */
+const ephemerisBlocks = new LRUCache<number, Float64Array>({ max: MAX_CACHED_BLOCKS })
 
 function ephemerisBlock (blockNumber: number): Float64Array {
   let block = ephemerisBlocks.get(blockNumber)
@@ -138,11 +140,6 @@ function ephemerisBlock (blockNumber: number): Float64Array {
     block = new Float64Array(DAYS_PER_BLOCK * VALUES_PER_NODE)
     const firstDay = blockNumber * DAYS_PER_BLOCK
     for (let day = 0; day < DAYS_PER_BLOCK; day++) computeNode(firstDay + day, block, day * VALUES_PER_NODE)
-    if (ephemerisBlocks.size >= MAX_CACHED_BLOCKS) {
-      // Oldest first: a Map iterates in insertion order.
-      const oldest = ephemerisBlocks.keys().next().value
-      if (oldest !== undefined) ephemerisBlocks.delete(oldest)
-    }
     ephemerisBlocks.set(blockNumber, block)
   }
   return block
