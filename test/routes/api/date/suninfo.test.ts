@@ -23,7 +23,7 @@ t.test('answers the nine events and echoes the request', async (t) => {
   t.equal(response.statusCode, 200)
   t.equal(response.headers['content-type'], 'application/json; charset=utf-8')
   const body = response.json()
-  t.same(Object.keys(body).sort(), ['data', 'meta'])
+  t.same(Object.keys(body).sort(), ['data', 'day', 'meta'])
   t.same(body.meta, { timestamp: 1718884800, latitude: 60.5, longitude: -0.25 }, 'meta echoes numbers, not strings')
   t.same(Object.keys(body.data).sort(), [...FIELDS].sort())
   for (const field of FIELDS) {
@@ -34,6 +34,9 @@ t.test('answers the nine events and echoes the request', async (t) => {
   t.equal(body.data.nautical_twilight_begin, null)
   t.type(body.data.sunrise, 'number')
   t.ok(body.data.sunrise < body.data.transit && body.data.transit < body.data.sunset)
+  // At 60.5°N the Sun goes down to about −6.1° at the June solstice: a white night.
+  t.same(body.day, { sunrise_sunset: 'crosses', civil_twilight: 'crosses', nautical_twilight: 'above', astronomical_twilight: 'above' },
+    'day says why: the Sun stays above −12° and −18°')
 })
 
 t.test('answers are cacheable: Cache-Control, an ETag per query, 304 on If-None-Match', async (t) => {
