@@ -9,6 +9,7 @@
  * trigonometric evaluations instead of astronomy-engine searches.
  */
 import { createRequire } from 'node:module'
+import { LRUCache } from 'lru-cache'
 
 /**
  * astronomy-engine's ES-module build is a `.js` file in a package without `"type": "module"`:
@@ -32,6 +33,26 @@ export interface SunEvents {
   nautical_twilight_end: UnixSeconds | null
   astronomical_twilight_begin: UnixSeconds | null
   astronomical_twilight_end: UnixSeconds | null
+}
+
+/**
+ * Where the Sun's centre spends the day relative to one pair's altitude: above it all day, below
+ * it all day, or crossing it (then at least one event of the pair is in the day).
+ */
+export type AltitudeSpan = 'above' | 'below' | 'crosses'
+
+/** Each pair of events with where the Sun spends the day relative to its altitude. */
+export interface SunDay {
+  sunrise_sunset: AltitudeSpan
+  civil_twilight: AltitudeSpan
+  nautical_twilight: AltitudeSpan
+  astronomical_twilight: AltitudeSpan
+}
+
+/** The answer for one place and day: the events, and why those that are `null` are. */
+export interface SunEventsWithDay {
+  data: SunEvents
+  day: SunDay
 }
 
 /** A local mean solar day, `[start, end)` in UNIX seconds (fractional where the longitude is). */
@@ -130,7 +151,8 @@ function computeNode (dayNumber: number, into: Float64Array, at: number): void {
   into[at + PARALLAX] = Math.asin(EARTH_EQUATORIAL_RADIUS_KM / (ofDate.dist * KM_PER_AU))
 }
 
-const ephemerisBlocks = new Map<number, Float64Array>()
+/** The ephemeris never goes stale (it depends on the date alone): bounded by count, no TTL. */
+const ephemerisBlocks = new LRUCache<number, Float64Array>({ max: MAX_CACHED_BLOCKS })
 
 function ephemerisBlock (blockNumber: number): Float64Array {
   let block = ephemerisBlocks.get(blockNumber)
@@ -138,11 +160,6 @@ function ephemerisBlock (blockNumber: number): Float64Array {
     block = new Float64Array(DAYS_PER_BLOCK * VALUES_PER_NODE)
     const firstDay = blockNumber * DAYS_PER_BLOCK
     for (let day = 0; day < DAYS_PER_BLOCK; day++) computeNode(firstDay + day, block, day * VALUES_PER_NODE)
-    if (ephemerisBlocks.size >= MAX_CACHED_BLOCKS) {
-      // Oldest first: a Map iterates in insertion order.
-      const oldest = ephemerisBlocks.keys().next().value
-      if (oldest !== undefined) ephemerisBlocks.delete(oldest)
-    }
     ephemerisBlocks.set(blockNumber, block)
   }
   return block
@@ -372,6 +389,8 @@ class SunOverPlace {
  */
 interface DayShape {
   transit: number
+  /** sin h at transit (clamped into the day): the side of a pair's altitude when it has no event. */
+  transitSine: number
   /** The rising stretch before transit, where morning events can be, and sin h at its ends. */
   riseFrom: number
   riseTo: number
@@ -414,6 +433,7 @@ function dayShape (sun: SunOverPlace, start: number, end: number): DayShape {
   const setTo = lowAfter !== undefined && lowAfter < end ? lowAfter : end
   return {
     transit,
+    transitSine: altitudeSineAt(sun, split),
     riseFrom,
     riseTo,
     riseFromSine: altitudeSineAt(sun, riseFrom),
@@ -427,8 +447,21 @@ function dayShape (sun: SunOverPlace, start: number, end: number): DayShape {
   }
 }
 
-/** The morning and evening crossings of one altitude, in seconds after `sun.origin`. */
-function crossingsOf (sun: SunOverPlace, shape: DayShape, altitudeDeg: number): [number | null, number | null] {
+/** One pair's events, rounded and `null` outside the day, and where the Sun spends the day. */
+interface Pair {
+  begin: UnixSeconds | null
+  end: UnixSeconds | null
+  span: AltitudeSpan
+}
+
+/**
+ * The morning and evening crossings of one altitude. The span is read off those very events, so
+ * the two cannot disagree however close the day's extreme altitude comes to the threshold: an
+ * event in the day means `crosses`; with none, the altitude is monotonic between the stretches'
+ * ends and their sines all lie on one side of the level (up to a crossing that rounds outside the
+ * day), the side the Sun is on at transit.
+ */
+function pairOf (sun: SunOverPlace, shape: DayShape, start: number, end: number, altitudeDeg: number): Pair {
   const level = sun.thresholdSine(altitudeDeg)
   let morning: number | null = null
   let evening: number | null = null
@@ -440,7 +473,10 @@ function crossingsOf (sun: SunOverPlace, shape: DayShape, altitudeDeg: number): 
     const guess = shape.transit + sun.semiDiurnalArc(level, shape.eveningDeclination)
     evening = sun.crossing(shape.setFrom, shape.setTo, shape.setFromSine - level, level, guess)
   }
-  return [morning, evening]
+  const begin = roundedInDay(sun, morning, start, end)
+  const finish = roundedInDay(sun, evening, start, end)
+  const span = begin !== null || finish !== null ? 'crosses' : shape.transitSine > level ? 'above' : 'below'
+  return { begin, end: finish, span }
 }
 
 function roundedInDay (sun: SunOverPlace, x: number | null, start: number, end: number): UnixSeconds | null {
@@ -449,32 +485,46 @@ function roundedInDay (sun: SunOverPlace, x: number | null, start: number, end: 
 
 /**
  * Sunrise, sunset, transit and the three twilights of the local mean solar day at `longitude`
- * that contains `timestamp`, seen from sea level at `latitude` (degrees, north and east positive).
+ * that contains `timestamp`, seen from sea level at `latitude` (degrees, north and east positive),
+ * and for each pair whether the Sun stays above its altitude all day, below it, or crosses it.
  * Morning events are the upward crossings before transit and evening events the downward ones
  * after it, all inside the day; an event that does not happen there is `null`.
  */
-export function sunEventsFor (timestamp: number, latitude: number, longitude: number): SunEvents {
+export function sunInfoFor (timestamp: number, latitude: number, longitude: number): SunEventsWithDay {
   if (!Number.isFinite(timestamp) || !(latitude >= -90 && latitude <= 90) || !(longitude >= -180 && longitude <= 180)) {
-    throw new RangeError('sunEventsFor needs a finite timestamp, latitude in [-90, 90] and longitude in [-180, 180]')
+    throw new RangeError('sunInfoFor needs a finite timestamp, latitude in [-90, 90] and longitude in [-180, 180]')
   }
   const day = localMeanDay(timestamp, longitude)
   const sun = new SunOverPlace(Math.floor(day.start / SECONDS_PER_DAY), latitude, longitude)
   const start = day.start - sun.origin
   const end = day.end - sun.origin
   const shape = dayShape(sun, start, end)
-  const [sunrise, sunset] = crossingsOf(sun, shape, SUN_ALTITUDE_DEG.sunriseSunset)
-  const [civilBegin, civilEnd] = crossingsOf(sun, shape, SUN_ALTITUDE_DEG.civil)
-  const [nauticalBegin, nauticalEnd] = crossingsOf(sun, shape, SUN_ALTITUDE_DEG.nautical)
-  const [astronomicalBegin, astronomicalEnd] = crossingsOf(sun, shape, SUN_ALTITUDE_DEG.astronomical)
+  const sunriseSunset = pairOf(sun, shape, start, end, SUN_ALTITUDE_DEG.sunriseSunset)
+  const civil = pairOf(sun, shape, start, end, SUN_ALTITUDE_DEG.civil)
+  const nautical = pairOf(sun, shape, start, end, SUN_ALTITUDE_DEG.nautical)
+  const astronomical = pairOf(sun, shape, start, end, SUN_ALTITUDE_DEG.astronomical)
   return {
-    sunrise: roundedInDay(sun, sunrise, start, end),
-    sunset: roundedInDay(sun, sunset, start, end),
-    transit: roundedInDay(sun, shape.transit, start, end),
-    civil_twilight_begin: roundedInDay(sun, civilBegin, start, end),
-    civil_twilight_end: roundedInDay(sun, civilEnd, start, end),
-    nautical_twilight_begin: roundedInDay(sun, nauticalBegin, start, end),
-    nautical_twilight_end: roundedInDay(sun, nauticalEnd, start, end),
-    astronomical_twilight_begin: roundedInDay(sun, astronomicalBegin, start, end),
-    astronomical_twilight_end: roundedInDay(sun, astronomicalEnd, start, end)
+    data: {
+      sunrise: sunriseSunset.begin,
+      sunset: sunriseSunset.end,
+      transit: roundedInDay(sun, shape.transit, start, end),
+      civil_twilight_begin: civil.begin,
+      civil_twilight_end: civil.end,
+      nautical_twilight_begin: nautical.begin,
+      nautical_twilight_end: nautical.end,
+      astronomical_twilight_begin: astronomical.begin,
+      astronomical_twilight_end: astronomical.end
+    },
+    day: {
+      sunrise_sunset: sunriseSunset.span,
+      civil_twilight: civil.span,
+      nautical_twilight: nautical.span,
+      astronomical_twilight: astronomical.span
+    }
   }
+}
+
+/** The nine events of {@link sunInfoFor} alone. */
+export function sunEventsFor (timestamp: number, latitude: number, longitude: number): SunEvents {
+  return sunInfoFor(timestamp, latitude, longitude).data
 }

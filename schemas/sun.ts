@@ -51,13 +51,32 @@ export const SunEventTimes = Type.Object({
   astronomical_twilight_end: eventTime('Centre sets through −18°, after transit.')
 }, { additionalProperties: false })
 
+function altitudeSpan (pair: string, altitude: string, meaning = '') {
+  return Type.Union([Type.Literal('above'), Type.Literal('below'), Type.Literal('crosses')], {
+    description: `${pair}: whether the Sun's centre stays above ${altitude} all day, stays below it all day, ` +
+      'or crosses it (then at least one event of the pair is in `data`; the other may be null when its ' +
+      `crossing falls outside the day).${meaning}`
+  })
+}
+
+export const SunDay = Type.Object({
+  sunrise_sunset: altitudeSpan('Sunrise and sunset', '−0.833°', ' "above" is the midnight Sun, "below" the polar night.'),
+  civil_twilight: altitudeSpan('Civil twilight', '−6°'),
+  nautical_twilight: altitudeSpan('Nautical twilight', '−12°'),
+  astronomical_twilight: altitudeSpan('Astronomical twilight', '−18°', ' "above" is a night that never gets fully dark.')
+}, {
+  additionalProperties: false,
+  description: 'For each pair of events, where the Sun spends the day that `data` describes: why an event is null'
+})
+
 export const SunInfo = Type.Object({
   meta: Type.Object({
     timestamp: Int64({ description: 'The requested instant, as sent' }),
     latitude: Type.Number({ description: 'The requested latitude, as sent' }),
     longitude: Type.Number({ description: 'The requested longitude, as sent' })
   }, { additionalProperties: false }),
-  data: SunEventTimes
+  data: SunEventTimes,
+  day: SunDay
 }, {
   $id: 'SunInfo',
   additionalProperties: false,
@@ -75,6 +94,12 @@ export const SunInfo = Type.Object({
       nautical_twilight_end: 1699982990,
       astronomical_twilight_begin: 1699939142,
       astronomical_twilight_end: 1699985343
+    },
+    day: {
+      sunrise_sunset: 'crosses',
+      civil_twilight: 'crosses',
+      nautical_twilight: 'crosses',
+      astronomical_twilight: 'crosses'
     }
   }]
 })

@@ -25,3 +25,22 @@ t.test('redocly lint (recommended rules, redocly.yaml) finds no error and no war
   t.same(report.totals.warnings, 0, 'warnings')
   t.same(report.problems.map((problem) => `${problem.ruleId}: ${problem.message}`), [])
 })
+
+t.test('the sun answer types each pair of day as an enum of above, below and crosses', async (t) => {
+  const app = await build(t)
+  const served = (await app.inject({ url: '/openapi.json' })).json()
+  const committed = JSON.parse(readFileSync(committedFile, 'utf8'))
+  for (const [name, document] of [['served', served], ['committed', committed]] as const) {
+    const sunInfo = document.components.schemas.SunInfo
+    t.same(sunInfo.required, ['meta', 'data', 'day'], `${name}: day is required beside meta and data`)
+    const day = sunInfo.properties.day
+    t.same(Object.keys(day.properties), ['sunrise_sunset', 'civil_twilight', 'nautical_twilight', 'astronomical_twilight'], `${name}: the four pairs`)
+    t.same(day.required, Object.keys(day.properties), `${name}: every pair is always there`)
+    for (const [pair, schema] of Object.entries<{ anyOf?: Array<{ type?: string, enum?: unknown[] }> }>(day.properties)) {
+      const branches = schema.anyOf ?? []
+      t.ok(branches.length > 0 && branches.every((branch) => branch.type === 'string' && Array.isArray(branch.enum)),
+        `${name}: ${pair} is a union of string enums`)
+      t.same(branches.flatMap((branch) => branch.enum ?? []).sort(), ['above', 'below', 'crosses'], `${name}: ${pair} takes exactly these values`)
+    }
+  }
+})

@@ -39,6 +39,15 @@ t.test('every operation through the @hey-api/openapi-ts SDK', async (t) => {
   const sun = await getSunInfo({ client, query: { timestamp: 1700000000, latitude: 51.4779, longitude: -0.0015 } })
   const sunset: number | null | undefined = sun.data?.data.sunset
   t.equal(sunset, 1699978352)
+  // Greenwich in November: every pair of events happens.
+  t.same(sun.data?.day, { sunrise_sunset: 'crosses', civil_twilight: 'crosses', nautical_twilight: 'crosses', astronomical_twilight: 'crosses' })
+  // The SDK types each pair of day as the union of the enum's values, not a string.
+  type Span = NonNullable<typeof sun.data>['day']['astronomical_twilight']
+  const exactlyTheEnum: [Span] extends ['above' | 'below' | 'crosses'] ? (['above' | 'below' | 'crosses'] extends [Span] ? true : false) : false = true
+  t.ok(exactlyTheEnum)
+  // @ts-expect-error a value outside the enum does not type-check
+  const outside: Span = 'dusk'
+  t.ok(outside)
 
   const html = await renderMarkdown({ client, body: { markdown: '~~gone~~ and `code`' } })
   t.equal(html.data?.data, '<p><s>gone</s> and <code>code</code></p>\n')

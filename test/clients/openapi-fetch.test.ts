@@ -79,6 +79,15 @@ t.test('the operations, through types generated from the document', async (t) =>
   const transit = polar.data?.data.transit
   t.type(transit, 'number')
   t.equal(polar.data?.meta.timestamp, 1703073600)
+  // Why sunrise is null: the Sun stays below −0.833° and −6° all day, and reaches −12° and −18°.
+  t.same(polar.data?.day, { sunrise_sunset: 'below', civil_twilight: 'below', nautical_twilight: 'crosses', astronomical_twilight: 'crosses' })
+  // The generator turns the enum into a union of its values, not a string.
+  type Span = NonNullable<typeof polar.data>['day']['sunrise_sunset']
+  const exactlyTheEnum: [Span] extends ['above' | 'below' | 'crosses'] ? (['above' | 'below' | 'crosses'] extends [Span] ? true : false) : false = true
+  t.ok(exactlyTheEnum)
+  // @ts-expect-error a value outside the enum does not type-check
+  const outside: Span = 'sideways'
+  t.ok(outside)
 
   const markdown = await client.POST('/api/markdown/parse', { body: { markdown: '# Hi\n\n*there*' } })
   t.equal(markdown.data?.data, '<h1>Hi</h1>\n<p><em>there</em></p>\n')

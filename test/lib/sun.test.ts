@@ -1,17 +1,19 @@
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import { createRequire } from 'node:module'
-import { SECONDS_PER_DAY, localMeanDay, sunEventsFor, type SunEvents } from '../../lib/sun.js'
+import { SECONDS_PER_DAY, localMeanDay, sunEventsFor, sunInfoFor, type AltitudeSpan, type SunDay, type SunEvents } from '../../lib/sun.js'
+import { SUN_DAYS } from './sun-days.js'
 
 // The CommonJS build, for the reason given in lib/sun.ts.
-const { Body, Equator, Horizon, Observer } = createRequire(import.meta.url)('astronomy-engine') as typeof import('astronomy-engine')
+const { Body, Equator, Horizon, Observer, SearchHourAngle } = createRequire(import.meta.url)('astronomy-engine') as typeof import('astronomy-engine')
 type Observer = InstanceType<typeof Observer>
 
 const utc = (iso: string): number => Date.parse(iso) / 1000
 
 /** Runs a fast-check property and turns its verdict into one tap assertion with the counterexample. */
-function holds<T> (t: Test, property: fc.IProperty<T>, numRuns: number, message: string): void {
-  const details = fc.check(property, { numRuns })
+function holds<T> (t: Test, property: fc.IProperty<T>, numRuns: number, message: string, seed?: number): void {
+  if (seed !== undefined) t.comment(`fast-check seed ${seed} (fixed, so a failure reproduces)`)
+  const details = fc.check(property, seed === undefined ? { numRuns } : { numRuns, seed })
   t.notOk(details.failed, details.failed ? `${message}\n${fc.defaultReportMessage(details) ?? ''}` : message)
 }
 
@@ -24,11 +26,11 @@ const CHRONOLOGICAL: ReadonlyArray<keyof SunEvents> = [
 
 /** Each threshold of the contract (the Sun's centre, degrees) with its morning and evening field. */
 const CROSSINGS = [
-  { altitude: -0.833, morning: 'sunrise', evening: 'sunset' },
-  { altitude: -6, morning: 'civil_twilight_begin', evening: 'civil_twilight_end' },
-  { altitude: -12, morning: 'nautical_twilight_begin', evening: 'nautical_twilight_end' },
-  { altitude: -18, morning: 'astronomical_twilight_begin', evening: 'astronomical_twilight_end' }
-] as const
+  { altitude: -0.833, morning: 'sunrise', evening: 'sunset', pair: 'sunrise_sunset' },
+  { altitude: -6, morning: 'civil_twilight_begin', evening: 'civil_twilight_end', pair: 'civil_twilight' },
+  { altitude: -12, morning: 'nautical_twilight_begin', evening: 'nautical_twilight_end', pair: 'nautical_twilight' },
+  { altitude: -18, morning: 'astronomical_twilight_begin', evening: 'astronomical_twilight_end', pair: 'astronomical_twilight' }
+] as const satisfies ReadonlyArray<{ altitude: number, morning: keyof SunEvents, evening: keyof SunEvents, pair: keyof SunDay }>
 
 t.test('localMeanDay: the local mean solar day containing the timestamp', async (t) => {
   t.same(localMeanDay(0, 0), { start: 0, end: 86_400 }, 'the epoch is a Greenwich midnight')
@@ -219,14 +221,21 @@ t.test('property: events are in chronological order and inside the day', async (
 
 t.test('property: an event exists exactly where the independent altitude crosses its threshold', async (t) => {
   holds(t, fc.property(places, ({ timestamp, latitude, longitude }) => {
-    const events = sunEventsFor(timestamp, latitude, longitude)
+    const { data: events, day } = sunInfoFor(timestamp, latitude, longitude)
     const { start, end } = localMeanDay(timestamp, longitude)
     const transit = events.transit
     if (transit === null) return false
     const observer = new Observer(latitude, longitude, 0)
     const morningSamples = altitudeSamples(observer, start, transit)
     const eveningSamples = altitudeSamples(observer, transit, end)
-    for (const { altitude, morning, evening } of CROSSINGS) {
+    const lowestSample = Math.min(...morningSamples, ...eveningSamples)
+    const highestSample = Math.max(...morningSamples, ...eveningSamples)
+    for (const { altitude, morning, evening, pair } of CROSSINGS) {
+      if ((day[pair] === 'above' && lowestSample < altitude - GRAZING_SLACK_DEG) ||
+        (day[pair] === 'below' && highestSample > altitude + GRAZING_SLACK_DEG)) {
+        throw new Error(`${pair} is ${day[pair]} ${altitude}° but the Sun goes from ${lowestSample}° to ${highestSample}° ` +
+          `(${timestamp}, ${latitude}, ${longitude})`)
+      }
       for (const [field, upward, samples] of [[morning, true, morningSamples], [evening, false, eveningSamples]] as const) {
         const time = events[field]
         if (time === null) {
@@ -249,5 +258,114 @@ t.test('property: an event exists exactly where the independent altitude crosses
       }
     }
     return true
-  }), 150, 'every event is at its threshold going the right way; every null has no clear crossing')
+  }), 150, 'every event is at its threshold going the right way; every null has no clear crossing; ' +
+    'day "above" and "below" hold at every sample')
+})
+
+// ---------------------------------------------------------------------------------------------
+// `day`: where the Sun spends the day relative to each pair's altitude.
+
+/** The highest and lowest independent altitude of the day: culminations inside it and its ends. */
+function independentExtremes (timestamp: number, latitude: number, longitude: number): { highest: number, lowest: number } {
+  const observer = new Observer(latitude, longitude, 0)
+  const { start, end } = localMeanDay(timestamp, longitude)
+  const unix = (time: { date: Date }): number => time.date.getTime() / 1000
+  const upper = unix(SearchHourAngle(Body.Sun, observer, 0, new Date(start * 1000), +1).time)
+  const lowerBefore = unix(SearchHourAngle(Body.Sun, observer, 12, new Date((start - SECONDS_PER_DAY / 2) * 1000), +1).time)
+  const lowerAfter = unix(SearchHourAngle(Body.Sun, observer, 12, new Date((lowerBefore + 60) * 1000), +1).time)
+  const ends = [independentAltitude(observer, start), independentAltitude(observer, end)]
+  const lowerInside = [lowerBefore, lowerAfter].filter((time) => time >= start && time < end)
+  return {
+    highest: Math.max(...ends, ...(upper < end ? [independentAltitude(observer, upper)] : [])),
+    lowest: Math.min(...ends, ...lowerInside.map((time) => independentAltitude(observer, time)))
+  }
+}
+
+const spansOf = (day: SunDay): string => CROSSINGS.map(({ pair }) => day[pair]).join(' ')
+
+t.test('day: polar day, polar night, white nights and ordinary days near both polar circles and the poles, every month', async (t) => {
+  const wrong: string[] = []
+  const seen = new Map<string, number>()
+  for (const [date, latitude, longitude, highest, lowest, expected] of SUN_DAYS) {
+    const where = `${date} at ${latitude}, ${longitude}`
+    const timestamp = Math.round(utc(`${date}T12:00:00Z`) - longitude * 240)
+    // The justification: the altitudes in the table are astronomy-engine's, ...
+    const independent = independentExtremes(timestamp, latitude, longitude)
+    if (Math.abs(independent.highest - highest) > 0.006 || Math.abs(independent.lowest - lowest) > 0.006) {
+      wrong.push(`${where}: astronomy-engine gives ${independent.highest.toFixed(3)}° / ${independent.lowest.toFixed(3)}°`)
+    }
+    // ... clear of every threshold, and the expected spans follow from them.
+    const implied = CROSSINGS.map(({ altitude }) => lowest > altitude ? 'above' : highest < altitude ? 'below' : 'crosses').join(' ')
+    const clear = CROSSINGS.every(({ altitude }) => Math.abs(highest - altitude) >= 0.1 && Math.abs(lowest - altitude) >= 0.1)
+    if (implied !== expected || !clear) wrong.push(`${where}: the table's ${expected} does not follow clearly from its altitudes`)
+
+    const { day } = sunInfoFor(timestamp, latitude, longitude)
+    if (spansOf(day) !== expected) wrong.push(`${where}: expected ${expected}, got ${spansOf(day)}`)
+    const kind = day.sunrise_sunset === 'above'
+      ? 'polar day'
+      : day.sunrise_sunset === 'below' ? 'polar night' : day.astronomical_twilight === 'above' ? 'white night' : 'dark night'
+    const hemisphereKind = `${latitude > 0 ? 'north' : 'south'}: ${kind}`
+    seen.set(hemisphereKind, (seen.get(hemisphereKind) ?? 0) + 1)
+  }
+  t.comment([...seen].map(([kind, count]) => `${kind} ${count}`).join(', '))
+  t.same(wrong, [], `all ${SUN_DAYS.length} days as astronomy-engine's extreme altitudes say`)
+  for (const hemisphere of ['north', 'south']) {
+    for (const kind of ['polar day', 'polar night', 'white night', 'dark night']) {
+      t.ok((seen.get(`${hemisphere}: ${kind}`) ?? 0) > 0, `the table has a ${kind} in the ${hemisphere}`)
+    }
+  }
+})
+
+const SPAN_ORDER: Record<AltitudeSpan, number> = { below: 0, crosses: 1, above: 2 }
+
+/**
+ * Places where the day's highest or lowest altitude comes within a hair (±0.02°) of a threshold:
+ * the latitude that puts a culmination at the threshold for the Sun's declination that day
+ * (upper culmination 90° − |φ − δ|, lower −90° + |φ + δ|), nudged.
+ */
+const hairlinePlaces = fc.record({
+  timestamp: fc.integer({ min: utc('1950-01-01T00:00:00Z'), max: utc('2100-01-01T00:00:00Z') }),
+  threshold: fc.constantFrom(...CROSSINGS.map(({ altitude }) => altitude)),
+  nudge: fc.double({ min: -0.02, max: 0.02, noNaN: true }),
+  culmination: fc.constantFrom('upper', 'lower'),
+  hemisphere: fc.constantFrom(1, -1),
+  longitude: fc.double({ min: -180, max: 180, noNaN: true })
+}).map(({ timestamp, threshold, nudge, culmination, hemisphere, longitude }) => {
+  const declination = Equator(Body.Sun, new Date(timestamp * 1000), new Observer(0, longitude, 0), true, true).dec
+  const latitude = culmination === 'upper'
+    ? declination + hemisphere * (90 - threshold - nudge)
+    : hemisphere * (90 + threshold + nudge) - declination
+  return { timestamp, latitude: Math.max(-90, Math.min(90, latitude)), longitude }
+})
+
+/** Within a degree of a pole, where a day's altitude barely changes and an equinox moves it past a threshold. */
+const nearPoles = fc.record({
+  timestamp: fc.integer({ min: utc('1950-01-01T00:00:00Z'), max: utc('2100-01-01T00:00:00Z') }),
+  latitude: fc.oneof(fc.double({ min: 89, max: 90, noNaN: true }), fc.double({ min: -90, max: -89, noNaN: true })),
+  longitude: fc.double({ min: -180, max: 180, noNaN: true })
+})
+
+const DAY_PROPERTY_SEED = 20_251_127
+
+t.test('property: day agrees with data, a hair from a threshold too', async (t) => {
+  let hairlineCrossings = 0
+  let hairlineNoEvent = 0
+  holds(t, fc.property(fc.oneof(places, hairlinePlaces, nearPoles), ({ timestamp, latitude, longitude }) => {
+    const { data, day } = sunInfoFor(timestamp, latitude, longitude)
+    let previous = SPAN_ORDER.below
+    for (const { morning, evening, pair } of CROSSINGS) {
+      const hasEvent = data[morning] !== null || data[evening] !== null
+      if (hasEvent !== (day[pair] === 'crosses')) {
+        throw new Error(`${pair} is ${day[pair]} with ${morning} ${String(data[morning])}, ${evening} ${String(data[evening])} ` +
+          `(${timestamp}, ${latitude}, ${longitude})`)
+      }
+      // A lower threshold is never harder to stay above: below, then crosses, then above.
+      if (SPAN_ORDER[day[pair]] < previous) throw new Error(`${spansOf(day)} out of order (${timestamp}, ${latitude}, ${longitude})`)
+      previous = SPAN_ORDER[day[pair]]
+      if (hasEvent && (data[morning] === null || data[evening] === null)) hairlineCrossings++
+      if (!hasEvent) hairlineNoEvent++
+    }
+    return true
+  }), 5_000, 'a pair with an event is "crosses", a pair without one never is, and the spans go below → crosses → above', DAY_PROPERTY_SEED)
+  t.comment(`pairs crossing with one event null: ${hairlineCrossings}; pairs without an event: ${hairlineNoEvent}`)
 })

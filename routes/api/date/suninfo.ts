@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
 import { SunInfo, SunInfoQuery } from '../../../schemas/sun.js'
-import { sunEventsFor } from '../../../lib/sun.js'
+import { sunInfoFor } from '../../../lib/sun.js'
 import { packageInfo } from '../../../lib/package-info.js'
 import { matchesIfNoneMatch } from '../../../lib/http-caching.js'
 
@@ -11,6 +12,12 @@ import { matchesIfNoneMatch } from '../../../lib/http-caching.js'
  * it: a day, not forever, since a later release may refine the calculation.
  */
 const CACHE_CONTROL = 'public, max-age=86400'
+
+/**
+ * What an ETag stands for besides the query: the release, and a digest of the answer's schema, so
+ * that an answer of an older shape (before `day`, say) held by a client is not confirmed by a 304.
+ */
+const ANSWER_VERSION = `${packageInfo.version}+${createHash('sha256').update(JSON.stringify(SunInfo)).digest('base64url').slice(0, 8)}`
 
 const suninfo: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/api/date/suninfo', {
@@ -24,7 +31,8 @@ const suninfo: FastifyPluginAsyncTypebox = async (fastify) => {
         'at −0.833° (upper limb on a sea-level horizon with standard refraction); civil, nautical ' +
         'and astronomical twilight at −6°, −12° and −18°. Morning events are before transit, evening ' +
         'events after it, all inside the day; an event that does not happen there (polar day or ' +
-        'night, a twilight that lasts all night) is null. No token needed.',
+        'night, a twilight that lasts all night) is null, and `day` says why: for each pair, whether the ' +
+        'Sun\'s centre stays above its altitude all day, stays below it, or crosses it. No token needed.',
       querystring: SunInfoQuery,
       headers: Type.Object({
         'if-none-match': Type.Optional(Type.String({ description: 'The ETag of an answer the client holds: 304 if it is still the answer' }))
@@ -38,11 +46,12 @@ const suninfo: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const { timestamp, latitude, longitude } = request.query
     // The validated, normalised query names the answer: no need to compute it to tag it.
-    const etag = `"${packageInfo.version}:${timestamp}:${latitude}:${longitude}"`
+    const etag = `"${ANSWER_VERSION}:${timestamp}:${latitude}:${longitude}"`
     reply.header('cache-control', CACHE_CONTROL).header('etag', etag)
     // No body at all (a `null` payload would be serialised as one).
     if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return await reply.code(304).send(undefined as unknown as null)
-    return { meta: { timestamp, latitude, longitude }, data: sunEventsFor(timestamp, latitude, longitude) }
+    const { data, day } = sunInfoFor(timestamp, latitude, longitude)
+    return { meta: { timestamp, latitude, longitude }, data, day }
   })
 }
 

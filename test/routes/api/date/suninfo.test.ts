@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { packageInfo } from '../../../../lib/package-info.js'
 import { addUser, build } from '../../../helper.js'
+
+// The CommonJS build, for the reason given in lib/sun.ts.
+const { Body, Equator, Horizon, Observer } = createRequire(import.meta.url)('astronomy-engine') as typeof import('astronomy-engine')
 
 const URL_PATH = '/api/date/suninfo'
 const FIELDS = [
@@ -11,6 +16,15 @@ const FIELDS = [
   'astronomical_twilight_begin', 'astronomical_twilight_end'
 ] as const
 type Field = typeof FIELDS[number]
+/** The pairs of `day`, each with its altitude (the Sun's centre, degrees) and its two events. */
+const PAIRS = [
+  { pair: 'sunrise_sunset', altitude: -0.833, morning: 'sunrise', evening: 'sunset' },
+  { pair: 'civil_twilight', altitude: -6, morning: 'civil_twilight_begin', evening: 'civil_twilight_end' },
+  { pair: 'nautical_twilight', altitude: -12, morning: 'nautical_twilight_begin', evening: 'nautical_twilight_end' },
+  { pair: 'astronomical_twilight', altitude: -18, morning: 'astronomical_twilight_begin', evening: 'astronomical_twilight_end' }
+] as const satisfies ReadonlyArray<{ pair: string, altitude: number, morning: Field, evening: Field }>
+type Pair = typeof PAIRS[number]['pair']
+type Span = 'above' | 'below' | 'crosses'
 
 /** The contract's accuracy gate for every event that is not marginal. */
 const GATE_SECONDS = 60
@@ -23,7 +37,7 @@ t.test('answers the nine events and echoes the request', async (t) => {
   t.equal(response.statusCode, 200)
   t.equal(response.headers['content-type'], 'application/json; charset=utf-8')
   const body = response.json()
-  t.same(Object.keys(body).sort(), ['data', 'meta'])
+  t.same(Object.keys(body).sort(), ['data', 'day', 'meta'])
   t.same(body.meta, { timestamp: 1718884800, latitude: 60.5, longitude: -0.25 }, 'meta echoes numbers, not strings')
   t.same(Object.keys(body.data).sort(), [...FIELDS].sort())
   for (const field of FIELDS) {
@@ -34,6 +48,9 @@ t.test('answers the nine events and echoes the request', async (t) => {
   t.equal(body.data.nautical_twilight_begin, null)
   t.type(body.data.sunrise, 'number')
   t.ok(body.data.sunrise < body.data.transit && body.data.transit < body.data.sunset)
+  // At 60.5°N the Sun goes down to about −6.1° at the June solstice: a white night.
+  t.same(body.day, { sunrise_sunset: 'crosses', civil_twilight: 'crosses', nautical_twilight: 'above', astronomical_twilight: 'above' },
+    'day says why: the Sun stays above −12° and −18°')
 })
 
 t.test('answers are cacheable: Cache-Control, an ETag per query, 304 on If-None-Match', async (t) => {
@@ -58,6 +75,10 @@ t.test('answers are cacheable: Cache-Control, an ETag per query, 304 on If-None-
   }
   const stale = await app.inject({ url, headers: { 'if-none-match': '"1.0.0:0:0:0"' } })
   t.equal(stale.statusCode, 200, 'another ETag gets the answer')
+  // The same release tagged the same query before `day` was in the answer: that body is stale.
+  const beforeDay = await app.inject({ url, headers: { 'if-none-match': `"${packageInfo.version}:1718884800:60.5:-0.25"` } })
+  t.same([beforeDay.statusCode, beforeDay.statusCode === 200 ? Object.keys(beforeDay.json()).sort() : beforeDay.body], [200, ['data', 'day', 'meta']],
+    'an ETag from the answer without day gets the new answer, not a 304')
 
   const invalid = await app.inject({ url: query({ timestamp: '1718884800', latitude: '91', longitude: '0' }), headers: { 'if-none-match': '*' } })
   t.same([invalid.statusCode, invalid.headers.etag, invalid.headers['cache-control']], [400, undefined, undefined], 'errors carry no validator and are not cached')
@@ -170,6 +191,14 @@ interface ReferenceCase {
 
 interface Figures { errors: number[], nullMismatches: number }
 
+/** The topocentric altitude of the Sun's centre, no refraction, by astronomy-engine. */
+function altitudeOfSun (latitude: number, longitude: number, unixSeconds: number): number {
+  const observer = new Observer(latitude, longitude, 0)
+  const date = new Date(unixSeconds * 1000)
+  const sun = Equator(Body.Sun, date, observer, true, true)
+  return Horizon(date, observer, sun.ra, sun.dec).altitude
+}
+
 /** shared/ is checked out beside the repository: from test/routes/api/date, five levels up. */
 const referenceFile = new URL('../../../../../shared/reference/sun/cases.json', import.meta.url)
 
@@ -200,6 +229,30 @@ t.test('agrees with the reference computation', async (t) => {
   const marginal = perField()
   const failures: string[] = []
   const marginalNotes: string[] = []
+  const spans = Object.fromEntries(PAIRS.map(({ pair }) => [pair, { above: 0, below: 0, crosses: 0 }])) as Record<Pair, Record<Span, number>>
+  const dayFailures: string[] = []
+  /**
+   * `day` against the reference's events: a pair the reference has an event of crosses; a pair it
+   * has neither of is above or below, the side the Sun is on at the reference's transit by
+   * astronomy-engine. Marginal events (grazing, at the day's edge) prove nothing either way.
+   */
+  const checkDay = (item: ReferenceCase, data: Record<Field, number | null>, day: Record<Pair, Span>): void => {
+    const transitOffset = item.ref[FIELDS.indexOf('transit')] ?? null
+    const altitudeAtTransit = transitOffset === null
+      ? Number.NaN
+      : altitudeOfSun(Number(item.latitude), Number(item.longitude), item.day0 + transitOffset)
+    for (const { pair, altitude, morning, evening } of PAIRS) {
+      spans[pair][day[pair]]++
+      const where = `case ${item.id} (${item.kind}, ${item.latitude}, ${item.longitude}) ${pair} ${day[pair]}`
+      if ((data[morning] !== null || data[evening] !== null) !== (day[pair] === 'crosses')) {
+        dayFailures.push(`${where}: disagrees with data's ${String(data[morning])}, ${String(data[evening])}`)
+      }
+      if (item.marginal?.[morning] !== undefined || item.marginal?.[evening] !== undefined) continue
+      const referenceHasEvent = item.ref[FIELDS.indexOf(morning)] !== null || item.ref[FIELDS.indexOf(evening)] !== null
+      const expected = referenceHasEvent ? 'crosses' : altitudeAtTransit > altitude ? 'above' : 'below'
+      if (day[pair] !== expected) dayFailures.push(`${where}: expected ${expected} (altitude at transit ${altitudeAtTransit.toFixed(3)}°)`)
+    }
+  }
 
   for (const item of reference.cases) {
     const response = await app.inject({
@@ -209,7 +262,8 @@ t.test('agrees with the reference computation', async (t) => {
       failures.push(`case ${item.id}: status ${response.statusCode} ${response.body}`)
       continue
     }
-    const data = response.json().data as Record<Field, number | null>
+    const { data, day } = response.json() as { data: Record<Field, number | null>, day: Record<Pair, Span> }
+    checkDay(item, data, day)
     FIELDS.forEach((field, i) => {
       const offset = item.ref[i] ?? null
       const expected = offset === null ? null : Math.round(item.day0 + offset)
@@ -237,4 +291,8 @@ t.test('agrees with the reference computation', async (t) => {
   }
   for (const note of marginalNotes) t.comment(`marginal: ${note}`)
   t.same(failures, [], `every non-marginal event within ${GATE_SECONDS} s and no non-marginal null mismatch`)
+  for (const { pair } of PAIRS) t.comment(`day.${pair.padEnd(22)} ${JSON.stringify(spans[pair])}`)
+  t.same(dayFailures, [], 'day: crosses where the reference has an event, else the side of the Sun at transit')
+  t.ok(PAIRS.every(({ pair }) => spans[pair].above > 0 && spans[pair].below > 0 && spans[pair].crosses > 0),
+    'the reference has every value of every pair')
 })
