@@ -1,9 +1,12 @@
 import MarkdownIt, { type Options, type StateCore, type StateInline, type Token } from 'markdown-it'
+import { extendedAutolinks } from './markdown/extended-autolinks.js'
+import { taskLists } from './markdown/task-lists.js'
 import { budgetPaddedTableCells } from './markdown/padded-tables.js'
 import { budgetReusedReferences } from './markdown/reused-references.js'
 
 /**
- * Markdown to HTML that is safe to embed: CommonMark plus GitHub tables and strikethrough,
+ * Markdown to HTML that is safe to embed: GitHub Flavored Markdown (CommonMark plus tables,
+ * strikethrough, task list items and extended autolinks),
  * raw HTML escaped, dangerous URL schemes never emitted as links, and work bounded by the size
  * of the input whatever its shape. Built on markdown-it's public interface: its options, its
  * `validateLink`, and rules added through its rulers. Knows nothing of HTTP.
@@ -93,6 +96,8 @@ function createRenderer (): MarkdownIt {
   md.validateLink = isSafeUrl
   md.inline.ruler.before('strikethrough', 'tilde_runs_as_text', tildeRunsAsText)
   md.core.ruler.after('text_join', 'keep_escapes_in_alt_text', keepEscapesInAltText)
+  md.use(extendedAutolinks)
+  md.use(taskLists)
   md.use(budgetPaddedTableCells)
   md.use(budgetReusedReferences)
   return md

@@ -269,6 +269,46 @@ export const pathologicalCases: PathologicalCase[] = [
     check: (html) => expect(!html.includes('<table>'), 'no table')
   },
   {
+    name: 'www. runs www.a',
+    generate: (size) => fill(size, 'www.a'),
+    check: (html) => expect(count(html, '<a ') === 1, 'one link to the end')
+  },
+  {
+    name: 'www. runs after underscores www.a_',
+    generate: (size) => fill(size, 'www.a_'),
+    check: (html) => expect(!html.includes('<a '), 'no link: an underscore in the last segments')
+  },
+  {
+    name: 'spaced www. links',
+    generate: (size) => fill(size, 'www.a '),
+    check: (html, source) => expect(count(html, '<a href="http://www.a">') === count(source, 'www.a'), 'one link each')
+  },
+  {
+    name: 'address openers a@a.',
+    generate: (size) => fill(size, 'a@a.'),
+    check: (html) => expect(count(html, '<a href="mailto:') === 0, 'no address')
+  },
+  {
+    name: 'addresses a@a.a',
+    generate: (size) => fill(size, 'a@a.a '),
+    check: (html, source) => expect(count(html, '<a href="mailto:a@a.a">') === count(source, 'a@a.a'), 'one link each')
+  },
+  {
+    name: 'URL followed by unbalanced parentheses',
+    generate: (size) => fill(size, ')', 'http://a.b/('),
+    check: (html) => expect(html.startsWith('<p><a href="http://a.b/()">http://a.b/()</a>))') && count(html, '<a ') === 1, 'one closing parenthesis in the link, the rest after it')
+  },
+  {
+    name: 'URLs with unbalanced parentheses',
+    generate: (size) => fill(size, 'http://a.b/) '),
+    check: (html, source) => expect(count(html, '<a href="http://a.b/">') === count(source, 'http://a.b/)'), 'one link each, without its parenthesis')
+  },
+  {
+    name: 'scheme runs http://',
+    generate: (size) => fill(size, 'http://'),
+    check: (html) => expect(count(html, '<a ') === 1, 'one link to the end')
+  },
+  {
     name: 'open fence to the end',
     generate: (size) => fill(size, 'a\n', '```\n'),
     check: (html) => expect(count(html, '<pre>') === 1, 'one code block')

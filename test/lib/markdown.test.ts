@@ -17,8 +17,7 @@ t.test('CommonMark basics render', async (t) => {
   t.equal(render('```js\nx\n```'), '<pre><code class="language-js">x\n</code></pre>\n')
 })
 
-t.test('nothing beyond CommonMark, tables and strikethrough', async (t) => {
-  t.equal(render('see https://example.com'), '<p>see https://example.com</p>\n', 'no linkify')
+t.test('nothing beyond GitHub Flavored Markdown', async (t) => {
   t.equal(render('"quotes" -- (c)'), '<p>&quot;quotes&quot; -- (c)</p>\n', 'no typographer')
   t.equal(render('<b>bold</b>'), '<p>&lt;b&gt;bold&lt;/b&gt;</p>\n', 'raw HTML is text')
 })
@@ -79,6 +78,26 @@ t.test('strikethrough', async (t) => {
   t.equal(render('~~a ~~~ b~~'), '<p><s>a ~~~ b</s></p>\n', 'a run of three inside a strikethrough is text')
   t.equal(render('*~~~*'), '<p><em>~~~</em></p>\n', 'a tilde run stays inside emphasis')
   t.equal(render('\\~~not~~'), '<p>~~not~~</p>\n', 'an escaped tilde opens nothing')
+})
+
+t.test('extended autolinks', async (t) => {
+  t.equal(render('see https://example.com/a?b=c.'), '<p>see <a href="https://example.com/a?b=c">https://example.com/a?b=c</a>.</p>\n')
+  t.equal(render('`www.example.com` and `a@b.co`'), '<p><code>www.example.com</code> and <code>a@b.co</code></p>\n', 'never in code spans')
+  t.equal(render('[see www.example.com](/u)'), '<p><a href="/u">see www.example.com</a></p>\n', 'never inside another link')
+  t.equal(render('<https://example.com>'), '<p><a href="https://example.com">https://example.com</a></p>\n', 'an autolink stays one link')
+  t.equal(render('*www.example.com*'), '<p><em><a href="http://www.example.com">www.example.com</a></em></p>\n', 'inside emphasis')
+  t.equal(render('xwww.example.com'), '<p>xwww.example.com</p>\n', 'www. only after a space or a delimiter')
+  t.equal(render('xhttps://example.com'), '<p>xhttps://example.com</p>\n', 'a scheme only after a non-letter')
+  t.equal(render('www.exa_mple.com'), '<p>www.exa_mple.com</p>\n', 'no underscore in the last two segments')
+  t.equal(render('https://例え.jp'), '<p><a href="https://xn--r8jz45g.jp">https://例え.jp</a></p>\n', 'a host name in punycode in the href')
+  t.equal(render('javascript://example.com'), '<p>javascript://example.com</p>\n', 'only http, https and ftp')
+})
+
+t.test('task list items', async (t) => {
+  t.equal(render('1. [x] done\n2. [ ] open'), '<ol>\n<li><input type="checkbox" checked="" disabled="" /> done</li>\n<li><input type="checkbox" disabled="" /> open</li>\n</ol>\n', 'in an ordered list')
+  t.equal(render('> - [X] done'), '<blockquote>\n<ul>\n<li><input type="checkbox" checked="" disabled="" /> done</li>\n</ul>\n</blockquote>\n', 'in a block quote')
+  t.equal(render('- [ ] a\n\n- [x] b'), '<ul>\n<li>\n<p><input type="checkbox" disabled="" /> a</p>\n</li>\n<li>\n<p><input type="checkbox" checked="" disabled="" /> b</p>\n</li>\n</ul>\n', 'in a loose list')
+  t.equal(render('- [x]no space\n- a [x] b\n- [y] c\n\n[x] d'), '<ul>\n<li>[x]no space</li>\n<li>a [x] b</li>\n<li>[y] c</li>\n</ul>\n<p>[x] d</p>\n', 'only a marker and whitespace opening a list item')
 })
 
 t.test('the URL policy', async (t) => {
