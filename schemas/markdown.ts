@@ -4,7 +4,7 @@ import { MAX_MARKDOWN_LENGTH } from '../lib/markdown.js'
 export const MarkdownRequest = Type.Object({
   markdown: Type.String({
     maxLength: MAX_MARKDOWN_LENGTH,
-    description: 'CommonMark with GitHub tables and strikethrough. Raw HTML is shown as text; ' +
+    description: 'GitHub Flavored Markdown: CommonMark, tables, strikethrough, task lists, extended autolinks. Raw HTML is shown as text; ' +
       `at most ${MAX_MARKDOWN_LENGTH} characters (and the body at most BODY_LIMIT bytes).`,
     examples: ['# Title\n\nSome *emphasis*, a [link](https://example.com) and `code`.']
   })

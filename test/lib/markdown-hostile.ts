@@ -99,7 +99,13 @@ const raw: Array<[string, string]> = [
   ['script in a fence info string', '```"><script>alert(1)</script>\ncode\n```'],
   ['entities that spell a tag', '&lt;script&gt;alert(1)&lt;/script&gt; &#60;img src=x onerror=alert(1)&#62;'],
   ['code span with a tag', '`<script>alert(1)</script>`'],
-  ['indented code with a tag', '    <script>alert(1)</script>']
+  ['indented code with a tag', '    <script>alert(1)</script>'],
+  // Extended autolinks and task lists
+  ['bare javascript URL', 'javascript:alert(1) and javascript://example.com/%0aalert(1)'],
+  ['bare URL with a quote', 'https://example.com/"onmouseover="alert(1) www.example.com/\'onmouseover=\'alert(1)'],
+  ['bare URL with a tag', 'www.example.com/<script>alert(1)</script> https://a.b/<img src=x onerror=alert(1)>'],
+  ['bare address with a tag', 'a@b.co<script>alert(1)</script>'],
+  ['task list item with raw HTML', '- [x] <input type="checkbox" onclick="alert(1)">\n- [ ] <script>alert(1)</script>']
 ]
 
 export const hostileInputs: HostileInput[] = raw.map(([name, markdown]) => ({ name, markdown }))
@@ -107,14 +113,14 @@ export const hostileInputs: HostileInput[] = raw.map(([name, markdown]) => ({ na
 /** Everything our renderer may emit. Anything else came from the input. */
 const ALLOWED_ELEMENTS = new Set([
   'p', 'em', 'strong', 'a', 'img', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li', 'hr', 'br',
-  'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 's', 'table', 'thead', 'tbody', 'tr', 'th', 'td'
+  'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 's', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'input'
 ])
-const ALLOWED_ATTRIBUTES = new Set(['href', 'src', 'alt', 'title', 'class', 'start', 'style'])
+const ALLOWED_ATTRIBUTES = new Set(['href', 'src', 'alt', 'title', 'class', 'start', 'style', 'type', 'checked', 'disabled'])
 
 /** Named as the brief names them, for readable failures; the allow-list above covers more. */
 const SCRIPT_CAPABLE_ELEMENTS = new Set([
   'script', 'iframe', 'frame', 'frameset', 'object', 'embed', 'applet', 'style', 'svg', 'math',
-  'form', 'base', 'meta', 'link', 'template', 'noscript', 'button', 'input', 'textarea'
+  'form', 'base', 'meta', 'link', 'template', 'noscript', 'button', 'textarea'
 ])
 
 /** Attributes whose value a browser may load or navigate to. */
@@ -143,6 +149,12 @@ function isDangerousUrl (value: string): boolean {
 
 type Node = DefaultTreeAdapterMap['childNode']
 
+/** A task list item's checkbox: a disabled checkbox, ticked or not, nothing else. */
+function isTaskCheckbox (attrs: Array<{ name: string, value: string }>): boolean {
+  const names = attrs.map(({ name }) => name).sort().join()
+  return (names === 'disabled,type' || names === 'checked,disabled,type') && attrs.every(({ name, value }) => name === 'type' ? value === 'checkbox' : value === '')
+}
+
 /**
  * What in this HTML could run script, read as a browser reads it (parse5 implements the
  * HTML standard's parser): elements other than Markdown's, event-handler and unknown
@@ -154,6 +166,7 @@ export function unsafeParts (html: string): string[] {
     if ('tagName' in node) {
       const { tagName } = node
       if (SCRIPT_CAPABLE_ELEMENTS.has(tagName)) problems.push(`script-capable element <${tagName}>`)
+      else if (tagName === 'input' && !isTaskCheckbox(node.attrs)) problems.push('an <input> other than a disabled checkbox')
       else if (!ALLOWED_ELEMENTS.has(tagName)) problems.push(`unexpected element <${tagName}>`)
       if (node.namespaceURI !== 'http://www.w3.org/1999/xhtml') problems.push(`foreign content <${tagName}>`)
       for (const { name, value } of node.attrs) {

@@ -9,12 +9,15 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
       operationId: 'renderMarkdown',
       security: [],
       summary: 'Render Markdown to HTML that is safe to embed',
-      description: 'CommonMark plus GitHub tables and strikethrough, rendered with markdown-it. Raw ' +
-        'HTML in the input is escaped, never passed through; links and images whose scheme is ' +
-        '`javascript:`, `vbscript:`, `file:` or `data:` (other than `data:image/gif|png|jpeg|webp`) ' +
-        'stay text. Rendering time grows linearly with the input. JSON body only (415 otherwise), ' +
-        'at most BODY_LIMIT bytes (413). 503 with Retry-After while too much Markdown is already ' +
-        'being rendered. No token needed.',
+      description: 'GitHub Flavored Markdown (GFM 0.29), rendered with markdown-it. Rendered: CommonMark ' +
+        '(headings, paragraphs, emphasis, links, images, code, lists, block quotes, rules), GFM tables, ' +
+        'strikethrough (`~~`), task list items (`- [ ]`, `- [x]`, as disabled checkboxes) and extended ' +
+        'autolinks (`www.`, `http://`, `https://`, `ftp://` and e-mail addresses in text). Escaped, shown ' +
+        'as text: all raw HTML in the input (so GFM\'s disallowed raw HTML is moot), and links and images ' +
+        'whose scheme is `javascript:`, `vbscript:`, `file:` or `data:` (other than ' +
+        '`data:image/gif|png|jpeg|webp`), however they are written. Rendering time grows linearly with ' +
+        'the input. JSON body only (415 otherwise), at most BODY_LIMIT bytes (413). 503 with Retry-After ' +
+        'while too much Markdown is already being rendered. No token needed.',
       body: ref(MarkdownRequest),
       response: { 200: ref(MarkdownHtml), ...errorResponses([...commonErrors, 413, 415], { 400: 'markdown is required' }) }
     }
