@@ -7,6 +7,8 @@ export interface LoadResult {
   failed: number
   /** Failures by "METHOD route → status or error", e.g. "POST /api/auth/refresh → 502". */
   failures: Record<string, number>
+  /** When each failure was seen (performance.now()), in order. */
+  failureTimes: number[]
   seconds: number
 }
 
@@ -30,6 +32,7 @@ export async function startLoad (cluster: Cluster, users: Array<{ username: stri
   let running = true
   let done = 0
   const failures: Record<string, number> = {}
+  const failureTimes: number[] = []
   const send = async (method: 'GET' | 'POST', route: string, path: string, options: RequestOptions = {}): Promise<HttpAnswer | undefined> => {
     done++
     try {
@@ -41,6 +44,7 @@ export async function startLoad (cluster: Cluster, users: Array<{ username: stri
       const key = `${method} ${route} → ${(error as NodeJS.ErrnoException).code ?? String(error)}`
       failures[key] = (failures[key] ?? 0) + 1
     }
+    failureTimes.push(performance.now())
     return undefined
   }
 
@@ -74,7 +78,7 @@ export async function startLoad (cluster: Cluster, users: Array<{ username: stri
       await clients
       agent.destroy()
       const failed = Object.values(failures).reduce((sum, count) => sum + count, 0)
-      return { done, failed, failures, seconds: (performance.now() - started) / 1000 }
+      return { done, failed, failures, failureTimes, seconds: (performance.now() - started) / 1000 }
     }
   }
 }
