@@ -20,27 +20,24 @@ export interface PostgresDatabase {
  */
 export async function createPostgresDatabase (serverUrl = postgresUrl, prefix = 'meridian_test'): Promise<PostgresDatabase> {
   if (serverUrl === undefined) throw new Error('no PostgreSQL server: set TEST_DATABASE_URL')
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  const name = `${prefix}_${randomBytes(6).toString('hex')}`
-  try {
-    await admin.query(`CREATE DATABASE ${name}`)
-  } catch (error) {
-    await admin.end()
-    throw error
+  // A connection per statement, none held between them: a test may restart the server meanwhile.
+  const onServer = async (statement: string) => {
+    const admin = new pg.Client({ connectionString: serverUrl })
+    await admin.connect()
+    try {
+      await admin.query(statement)
+    } finally {
+      await admin.end()
+    }
   }
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`
+  await onServer(`CREATE DATABASE ${name}`)
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
   return {
     name,
     url: url.toString(),
-    async drop () {
-      try {
-        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      } finally {
-        await admin.end()
-      }
-    }
+    drop: async () => { await onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
   }
 }
 
