@@ -48,8 +48,11 @@ export async function startLoad (cluster: Cluster, users: Array<{ username: stri
     return undefined
   }
 
-  const client = async (user: { username: string, password: string }, index: number) => {
-    let tokens = await cluster.login(user.username, user.password)
+  // Every client logged in before the load starts: a test that breaks something after this
+  // returns finds it in a steady state, not half-way through its logins.
+  const sessions = await Promise.all(users.map(async (user) => await cluster.login(user.username, user.password)))
+  const client = async (session: { access_token: string, refresh_token: string }, index: number) => {
+    let tokens = session
     for (let step = index; running && done < maxRequests; step++) {
       switch (step % 4) {
         case 0: {
@@ -70,7 +73,7 @@ export async function startLoad (cluster: Cluster, users: Array<{ username: stri
       }
     }
   }
-  const clients = Promise.all(users.map(client))
+  const clients = Promise.all(sessions.map(client))
 
   return {
     async stop () {
