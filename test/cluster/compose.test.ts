@@ -143,6 +143,19 @@ t.test('deploy/nginx.conf balances exactly the replicas, and TRUST_PROXY names n
   for (const [name, service] of replicas) t.equal(service.environment?.TRUST_PROXY, nginxAddress, `${name} trusts nginx's address, and only it`)
 })
 
+t.test('the instructions for another replica keep every parameter of the upstream server lines', async (t) => {
+  const upstream = /upstream\s+meridian\s*\{([^}]*)\}/.exec(nginxText)?.[1] ?? ''
+  const shippedParameters = [...upstream.matchAll(/^\s*server\s+[^\s;]+([^;]*);/gm)].map((match) => (match[1] as string).trim())
+  t.equal(new Set(shippedParameters).size, 1, 'every shipped replica has the same parameters')
+  const comments = composeText.split('\n').filter((line) => line.trimStart().startsWith('#')).join('\n')
+  const instructed = [...comments.matchAll(/server\s+(meridian-\d+:\d+)([^;`]*);/g)]
+  t.ok(instructed.length >= 1, 'deploy/compose.yaml gives the upstream line to add')
+  for (const [line, address, parameters] of instructed) {
+    t.equal((parameters as string).trim(), shippedParameters[0], `\`${line}\` keeps ${shippedParameters[0]}`)
+    t.notOk(replicas.some(([name]) => address === `${name}:3000`), `${address} is not already a replica`)
+  }
+})
+
 const hasComposePlugin = spawnSync('docker', ['compose', 'version'], { stdio: 'ignore' }).status === 0
 t.test('docker compose config accepts it', { skip: hasComposePlugin ? false : 'skipped: the docker compose plugin is not installed' }, async (t) => {
   const result = spawnSync('docker', ['compose', '-f', composeFile, 'config', '--quiet'], {

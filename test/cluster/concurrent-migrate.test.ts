@@ -1,29 +1,13 @@
-import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import pg from 'pg'
-import { postgresSkip, postgresUrl } from '../postgres.js'
+import { postgresDatabase, postgresSkip as skip } from '../postgres.js'
 import { freePort, Replica, runMeridian } from './harness.js'
 
-const skip = postgresSkip
 const PROCESSES = 5
 const ROUNDS = 5
-
-/** Runs `use` on a database of its own, created empty and dropped afterwards. */
-async function withFreshDatabase (use: (databaseUrl: string) => Promise<void>): Promise<void> {
-  const admin = new pg.Client({ connectionString: postgresUrl })
-  await admin.connect()
-  const name = `meridian_migrate_${randomBytes(6).toString('hex')}`
-  await admin.query(`CREATE DATABASE ${name}`)
-  try {
-    await use(Object.assign(new URL(postgresUrl as string), { pathname: `/${name}` }).toString())
-  } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await admin.end()
-  }
-}
 
 /** The migrations recorded, in order, and whether the users table exists. */
 async function schemaOf (databaseUrl: string): Promise<{ recorded: string[], usersTables: number }> {
@@ -40,7 +24,8 @@ async function schemaOf (databaseUrl: string): Promise<{ recorded: string[], use
 
 t.test(`${PROCESSES} \`meridian migrate\` at once on a fresh PostgreSQL database, ${ROUNDS} times`, { skip }, async (t) => {
   for (let round = 1; round <= ROUNDS; round++) {
-    await withFreshDatabase(async (databaseUrl) => {
+    await t.test(`round ${round}`, async (t) => {
+      const databaseUrl = await postgresDatabase(t, 'meridian_migrate')
       const runs = await Promise.all(Array.from({ length: PROCESSES }, async () =>
         await runMeridian(['migrate'], { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl })))
       t.same(runs.map((run) => run.code), Array(PROCESSES).fill(0), `round ${round}: every process exits 0`, { stderr: runs.map((run) => run.stderr).join('') })
@@ -55,7 +40,8 @@ t.test('replicas started together on a fresh PostgreSQL database migrate it once
   const directory = mkdtempSync(join(tmpdir(), 'meridian-migrate-'))
   t.teardown(() => { rmSync(directory, { recursive: true, force: true }) })
   for (let round = 1; round <= 3; round++) {
-    await withFreshDatabase(async (databaseUrl) => {
+    await t.test(`round ${round}`, async (t) => {
+      const databaseUrl = await postgresDatabase(t, 'meridian_migrate')
       const replicas = await Promise.all([0, 1, 2].map(async (index) => {
         const host = '127.0.1.3'
         const port = await freePort(host)

@@ -17,9 +17,9 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
-import pg from 'pg'
 import { onExit } from 'signal-exit'
 import type { Test } from 'tap'
+import { createPostgresDatabase } from '../postgres.js'
 import { skipIfMissing } from '../requirements.js'
 
 export const CLUSTER_TEST_SKIP_REASON = 'the cluster tests are off: set MERIDIAN_CLUSTER_TEST=1 (needs PostgreSQL, Redis, nginx)'
@@ -73,6 +73,11 @@ export interface ClusterOptions {
    * replica keeps the parameters of the server line at its position, or of the last one).
    */
   nginxConfig?: string
+  /**
+   * The PostgreSQL server the cluster's database is created on (any database of it as the URL's
+   * path); TEST_DATABASE_URL's server by default.
+   */
+  postgresUrl?: string
   /** Where the replicas (not the CLI) reach PostgreSQL, e.g. a TCP proxy the test controls. */
   databaseVia?: Endpoint
   /** Where the replicas (not the CLI) reach Redis. */
@@ -403,18 +408,13 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
   cleanups.push(removeDirectory)
   lastResort.push(removeDirectory)
 
-  const admin = new pg.Client({ connectionString: postgresBaseUrl })
-  await admin.connect()
-  const databaseName = `meridian_cluster_${runId}`
-  await admin.query(`CREATE DATABASE ${databaseName}`)
-  cleanups.push(async () => {
-    await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`)
-    await admin.end()
-  })
+  const postgresServerUrl = options.postgresUrl ?? postgresBaseUrl
+  const database = await createPostgresDatabase(postgresServerUrl, 'meridian_cluster')
+  cleanups.push(database.drop)
   lastResort.push(() => {
-    runNodeDetached("const c = new (require('pg').Client)({ connectionString: process.argv[1] }); c.connect().then(() => c.query(`DROP DATABASE IF EXISTS ${process.argv[2]} WITH (FORCE)`)).finally(() => c.end())", [postgresBaseUrl, databaseName])
+    runNodeDetached("const c = new (require('pg').Client)({ connectionString: process.argv[1] }); c.connect().then(() => c.query(`DROP DATABASE IF EXISTS ${process.argv[2]} WITH (FORCE)`)).finally(() => c.end())", [postgresServerUrl, database.name])
   })
-  const databaseUrl = Object.assign(new URL(postgresBaseUrl), { pathname: `/${databaseName}` }).toString()
+  const databaseUrl = database.url
 
   const { url: redisUrl, redis } = await claimRedisDb(redisBaseUrl, runId)
   cleanups.push(async () => {

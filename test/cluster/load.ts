@@ -7,6 +7,8 @@ export interface LoadResult {
   failed: number
   /** Failures by "METHOD route → status or error", e.g. "POST /api/auth/refresh → 502". */
   failures: Record<string, number>
+  /** When each failure was seen (performance.now()), in order. */
+  failureTimes: number[]
   seconds: number
 }
 
@@ -30,6 +32,7 @@ export async function startLoad (cluster: Cluster, users: Array<{ username: stri
   let running = true
   let done = 0
   const failures: Record<string, number> = {}
+  const failureTimes: number[] = []
   const send = async (method: 'GET' | 'POST', route: string, path: string, options: RequestOptions = {}): Promise<HttpAnswer | undefined> => {
     done++
     try {
@@ -41,11 +44,15 @@ export async function startLoad (cluster: Cluster, users: Array<{ username: stri
       const key = `${method} ${route} → ${(error as NodeJS.ErrnoException).code ?? String(error)}`
       failures[key] = (failures[key] ?? 0) + 1
     }
+    failureTimes.push(performance.now())
     return undefined
   }
 
-  const client = async (user: { username: string, password: string }, index: number) => {
-    let tokens = await cluster.login(user.username, user.password)
+  // Every client logged in before the load starts: a test that breaks something after this
+  // returns finds it in a steady state, not half-way through its logins.
+  const sessions = await Promise.all(users.map(async (user) => await cluster.login(user.username, user.password)))
+  const client = async (session: { access_token: string, refresh_token: string }, index: number) => {
+    let tokens = session
     for (let step = index; running && done < maxRequests; step++) {
       switch (step % 4) {
         case 0: {
@@ -66,7 +73,7 @@ export async function startLoad (cluster: Cluster, users: Array<{ username: stri
       }
     }
   }
-  const clients = Promise.all(users.map(client))
+  const clients = Promise.all(sessions.map(client))
 
   return {
     async stop () {
@@ -74,7 +81,7 @@ export async function startLoad (cluster: Cluster, users: Array<{ username: stri
       await clients
       agent.destroy()
       const failed = Object.values(failures).reduce((sum, count) => sum + count, 0)
-      return { done, failed, failures, seconds: (performance.now() - started) / 1000 }
+      return { done, failed, failures, failureTimes, seconds: (performance.now() - started) / 1000 }
     }
   }
 }

@@ -32,18 +32,34 @@ function procNetTcpEndpoint (host: string, port: number): string {
 }
 
 /**
- * Local ports of the TCP connections from nginx to any replica, open or in TIME_WAIT (a
- * connection closed after one request stays listed there for a minute).
+ * The TCP connections between nginx and any replica, open or in TIME_WAIT (a connection closed
+ * after one request stays listed for a minute on the side that closed it first, which is the
+ * replica's without keep-alive), each as "nginx endpoint>replica endpoint".
  */
 function balancerConnections (cluster: Cluster): Set<string> {
   const balancerAddress = procNetTcpEndpoint(cluster.balancer.host, 0).slice(0, 8)
   const replicas = new Set(cluster.replicas.map((replica) => procNetTcpEndpoint(replica.endpoint.host, replica.endpoint.port)))
-  const ports = new Set<string>()
+  const connections = new Set<string>()
   for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
     const [, local = '', remote = ''] = line.trim().split(/\s+/)
-    if (local.startsWith(`${balancerAddress}:`) && replicas.has(remote)) ports.add(local)
+    if (local.startsWith(`${balancerAddress}:`) && replicas.has(remote)) connections.add(`${local}>${remote}`)
+    if (remote.startsWith(`${balancerAddress}:`) && replicas.has(local)) connections.add(`${remote}>${local}`)
   }
-  return ports
+  return connections
+}
+
+/** At most this many connections to the replicas serve the 40 requests, with keep-alive. */
+const KEEPALIVE_CONNECTIONS_BOUND = 8
+
+/** Sends 40 requests through the balancer, one after another; how many connections to the replicas nginx opened for them. */
+async function connectionsOpenedFor40Requests (t: Test, cluster: Cluster): Promise<number> {
+  const before = balancerConnections(cluster)
+  const statuses = new Set<number>()
+  for (let n = 0; n < 40; n++) statuses.add((await cluster.request('/api/date/suninfo?timestamp=1700000000&latitude=0&longitude=0')).status)
+  t.same([...statuses], [200], 'every request answered')
+  const opened = [...balancerConnections(cluster)].filter((connection) => !before.has(connection)).length
+  t.comment(`40 requests through nginx opened ${opened} new connection(s) to the replicas`)
+  return opened
 }
 
 /**
@@ -113,13 +129,8 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
   })
 
   await t.test('nginx keeps its connections to the replicas open between requests', async (t) => {
-    const before = balancerConnections(cluster)
-    const statuses = new Set<number>()
-    for (let n = 0; n < 40; n++) statuses.add((await cluster.request('/api/date/suninfo?timestamp=1700000000&latitude=0&longitude=0')).status)
-    t.same([...statuses], [200], 'every request answered')
-    const opened = [...balancerConnections(cluster)].filter((port) => !before.has(port)).length
-    t.comment(`40 requests through nginx opened ${opened} new connection(s) to the replicas`)
-    t.ok(opened <= 8, 'a few connections serve them all (keepalive), not one per request')
+    const opened = await connectionsOpenedFor40Requests(t, cluster)
+    t.ok(opened <= KEEPALIVE_CONNECTIONS_BOUND, `a few connections serve them all (keepalive), not one per request (${opened})`)
   })
 
   await t.test('a token minted by one replica works on every other', async (t) => {
@@ -254,4 +265,11 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
 t.test('behind an nginx that appends to X-Forwarded-For, a spoofed entry does not escape the count either', { skip: clusterTestSkip }, async (t) => {
   const cluster = await startCluster(t, { nginxConfig: STOCK_NGINX_CONFIG })
   await throttlesPerClientAddress(t, cluster)
+
+  // The negative control of the keep-alive count: the same count without `keepalive`.
+  await t.test('without keepalive, nginx opens a connection per request, and the count shows it', async (t) => {
+    const opened = await connectionsOpenedFor40Requests(t, cluster)
+    t.ok(opened > KEEPALIVE_CONNECTIONS_BOUND, `more than the keep-alive bound of ${KEEPALIVE_CONNECTIONS_BOUND} (${opened})`)
+    t.equal(opened, 40, 'one per request')
+  })
 })
