@@ -1,5 +1,6 @@
 import { createHash, createHmac, createSecretKey, type KeyObject } from 'node:crypto'
 import { createDecoder, createVerifier } from 'fast-jwt'
+import { LRUCache } from 'lru-cache'
 
 declare const tokenBrand: unique symbol
 /** Distinct types, so a refresh token cannot be passed where an access token is meant. */
@@ -21,7 +22,8 @@ export interface VerifiedToken { userId: number, tokenVersion: number, use: Toke
 /**
  * Tokens whose signature and claims were checked, remembered until they expire: a client sends
  * the same access token with every request, and checking it again costs more than the rest of
- * a token check. Past this many the memory starts again.
+ * a token check. Past this many the least recently used is forgotten. Whether the user still
+ * holds the token is checked on every request all the same (plugins/tokens.ts).
  */
 const MAX_REMEMBERED_TOKENS = 10_000
 
@@ -71,7 +73,7 @@ export class TokenService {
   private readonly signer: HS256Signer
   private readonly verifierByKeyId: Map<string, (token: string) => Record<string, unknown>>
   private readonly decodeHeader = createDecoder({ complete: true })
-  private readonly verified = new Map<string, { verified: VerifiedToken, expiresAtMs: number }>()
+  private readonly verified = new LRUCache<string, VerifiedToken>({ max: MAX_REMEMBERED_TOKENS })
   readonly accessTtlSeconds: number
   readonly refreshTtlSeconds: number
 
@@ -122,13 +124,13 @@ export class TokenService {
       throw new InvalidTokenError('missing or oversized token')
     }
     const known = this.verified.get(token)
-    if (known !== undefined && Date.now() < known.expiresAtMs) {
-      if (known.verified.use !== use) throw new InvalidTokenError(`not an ${use} token`)
-      return known.verified
+    if (known !== undefined) {
+      if (known.use !== use) throw new InvalidTokenError(`not an ${use} token`)
+      return known
     }
     const verified = this.verifyAfresh(token, use)
-    if (this.verified.size >= MAX_REMEMBERED_TOKENS) this.verified.clear()
-    this.verified.set(token, { verified, expiresAtMs: verified.expiresAtSeconds * 1000 })
+    // Forgotten when the token expires: from then on it is checked afresh, and refused.
+    this.verified.set(token, verified, { ttl: Math.max(1, verified.expiresAtSeconds * 1000 - Date.now()) })
     return verified
   }
 
