@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
-import { UserStore, UsernameTakenError, type NewUser } from '../../lib/store/user-store.js'
+import { ANCHOR_STEPS_PER_TURN, UserStore, UsernameTakenError, type NewUser } from '../../lib/store/user-store.js'
 import { build } from '../helper.js'
 import { postgresDatabase, postgresSkip } from '../postgres.js'
 
@@ -93,6 +93,24 @@ t.test('migration 0002 on an embedded database that already has users counts the
   t.match(await store.counters(), { userCount: 3 }, 'the users already there are counted')
   await store.add(newUser('d'))
   t.match(await store.counters(), { userCount: 4 }, 'and the triggers count from there')
+})
+
+t.test('on SQLite, reading the page anchors lets the event loop turn every few steps instead of holding it to the end', async (t) => {
+  const store = UserStore.open(`sqlite:${join(t.testdir(), 'anchors.db')}`)
+  t.teardown(async () => { await store.close() })
+  await store.migrate()
+  const users = 320
+  await store.addMany(Array.from({ length: users }, (_, i) => newUser(`u${i}`)))
+  // Counts the turns of the event loop (macrotasks) that the read spans: each step resolves at
+  // once on SQLite, so without a yield the whole read is one piece, however many steps it takes.
+  let turns = 0
+  let reading = true
+  const countTurns = (): void => { if (reading) { turns++; setImmediate(countTurns) } }
+  setImmediate(countTurns)
+  const anchors = await store.idsEvery(1)
+  reading = false
+  t.equal(anchors.ids.length, users, `one step per user: ${users} steps`)
+  t.ok(turns >= users / ANCHOR_STEPS_PER_TURN, `the loop turned ${turns} times, at least once every ${ANCHOR_STEPS_PER_TURN} steps`)
 })
 
 /** Takes a database back to the previous release's schema (0002: the counters in user_stats). */
