@@ -193,6 +193,22 @@ t.test('PostgreSQL store and app', { skip: postgresSkip }, async (t) => {
     t.equal(page.statusCode, 200)
     t.match(page.json().data.find((u: { name: string }) => u.name === 'pg-user'), { online: true, birthdate: '1991-03-04' })
     t.equal((await app.inject({ url: '/health/ready' })).statusCode, 200)
+
+    // One answer, one snapshot: a user committed between the token check's counter read and the
+    // page read (on another pool connection) is in both the count and the data.
+    const counters = app.store.counters.bind(app.store)
+    let addAfterRead = true
+    app.store.counters = async () => {
+      const read = await counters()
+      if (addAfterRead) { addAfterRead = false; await app.store.add(newUser('pg-late')) }
+      return read
+    }
+    // Another page size: not the page read above, which the cache may serve as of its own snapshot.
+    const { meta, data } = (await app.inject({ url: `/api/user/list?per_page=50&access_token=${token}` })).json()
+    t.equal(addAfterRead, false)
+    t.equal(meta.count_total, data.length, 'the count agrees with the page')
+    t.ok(data.some((u: { name: string }) => u.name === 'pg-late'), 'which shows the user added')
+
     await app.store.changePassword('pg-user', 'other')
     t.equal((await app.inject({ url: `/api/user/list?access_token=${token}` })).statusCode, 403)
   })
