@@ -5,6 +5,7 @@ import underPressure from '@fastify/under-pressure'
 import { type Config, trustProxyOption } from './config.js'
 import { packageInfo } from './lib/package-info.js'
 import { redactUrl } from './lib/redact.js'
+import activity from './plugins/activity.js'
 import directory from './plugins/directory.js'
 import drain from './plugins/drain.js'
 import errors, { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
@@ -95,6 +96,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     accessTtlSeconds: config.ACCESS_TOKEN_TTL,
     refreshTtlSeconds: config.REFRESH_TOKEN_TTL
   })
+  await app.register(activity)
   await app.register(loginThrottle, { ...options.loginThrottle, ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {}) })
   await app.register(markdownRenderer, options.markdownRenderer ?? {})
   await app.register(metrics)

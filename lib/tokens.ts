@@ -1,5 +1,6 @@
-import { createHash, createHmac, createSecretKey, type KeyObject } from 'node:crypto'
-import { createDecoder, createVerifier } from 'fast-jwt'
+import { createHash } from 'node:crypto'
+import { createDecoder, createSigner, createVerifier } from 'fast-jwt'
+import { LRUCache } from 'lru-cache'
 
 declare const tokenBrand: unique symbol
 /** Distinct types, so a refresh token cannot be passed where an access token is meant. */
@@ -9,7 +10,7 @@ export type TokenUse = 'access' | 'refresh'
 
 export const TOKEN_ISSUER = 'meridian'
 export const TOKEN_AUDIENCE = 'meridian-api'
-export const TOKEN_ALGORITHM = 'HS256'
+const TOKEN_ALGORITHM = 'HS256'
 /** Far above any token we issue; anything longer is refused before it is decoded. */
 export const MAX_TOKEN_LENGTH = 2048
 
@@ -21,7 +22,8 @@ export interface VerifiedToken { userId: number, tokenVersion: number, use: Toke
 /**
  * Tokens whose signature and claims were checked, remembered until they expire: a client sends
  * the same access token with every request, and checking it again costs more than the rest of
- * a token check. Past this many the memory starts again.
+ * a token check. Past this many the least recently used is forgotten. Whether the user still
+ * holds the token is checked on every request all the same (plugins/tokens.ts).
  */
 const MAX_REMEMBERED_TOKENS = 10_000
 
@@ -43,42 +45,19 @@ export function keyIdOf (secret: string): string {
   return createHash('sha256').update(secret).digest('base64url').slice(0, 16)
 }
 
-/**
- * Signs HS256 tokens with node:crypto. The header never changes and every claim is ours, so a
- * token is one JSON text, base64url and an HMAC: half the time of fast-jwt's signer, which
- * spreads objects and rewrites base64 with regular expressions (a refresh is little else).
- * Verification, where the hardening lies, stays with fast-jwt; a test checks that it accepts
- * these tokens.
- */
-class HS256Signer {
-  private readonly key: KeyObject
-  private readonly encodedHeader: string
-
-  constructor (secret: string) {
-    this.key = createSecretKey(Buffer.from(secret, 'utf8'))
-    this.encodedHeader = base64url(JSON.stringify({ alg: TOKEN_ALGORITHM, typ: 'JWT', kid: keyIdOf(secret) }))
-  }
-
-  sign (claims: Record<string, string | number>): string {
-    const signed = `${this.encodedHeader}.${base64url(JSON.stringify(claims))}`
-    return `${signed}.${createHmac('sha256', this.key).update(signed).digest('base64url')}`
-  }
-}
-
-const base64url = (text: string): string => Buffer.from(text, 'utf8').toString('base64url')
-
 export class TokenService {
-  private readonly signer: HS256Signer
+  private readonly signer: (claims: Record<string, string | number>) => string
   private readonly verifierByKeyId: Map<string, (token: string) => Record<string, unknown>>
   private readonly decodeHeader = createDecoder({ complete: true })
-  private readonly verified = new Map<string, { verified: VerifiedToken, expiresAtMs: number }>()
+  private readonly verified = new LRUCache<string, VerifiedToken>({ max: MAX_REMEMBERED_TOKENS })
   readonly accessTtlSeconds: number
   readonly refreshTtlSeconds: number
 
   constructor (options: TokenServiceOptions) {
     this.accessTtlSeconds = options.accessTtlSeconds
     this.refreshTtlSeconds = options.refreshTtlSeconds
-    this.signer = new HS256Signer(options.currentSecret)
+    // Every claim is ours: fast-jwt keeps the iat and exp given (exp is rounded up below).
+    this.signer = createSigner({ key: options.currentSecret, algorithm: TOKEN_ALGORITHM, kid: keyIdOf(options.currentSecret) })
     this.verifierByKeyId = new Map([options.currentSecret, ...options.previousSecrets].map((secret) => [
       keyIdOf(secret),
       createVerifier({
@@ -103,7 +82,7 @@ export class TokenService {
   private sign (use: TokenUse, subject: TokenSubject): string {
     const nowMs = Date.now()
     const ttlSeconds = use === 'access' ? this.accessTtlSeconds : this.refreshTtlSeconds
-    return this.signer.sign({
+    return this.signer({
       iss: TOKEN_ISSUER,
       aud: TOKEN_AUDIENCE,
       sub: String(subject.id),
@@ -122,13 +101,13 @@ export class TokenService {
       throw new InvalidTokenError('missing or oversized token')
     }
     const known = this.verified.get(token)
-    if (known !== undefined && Date.now() < known.expiresAtMs) {
-      if (known.verified.use !== use) throw new InvalidTokenError(`not an ${use} token`)
-      return known.verified
+    if (known !== undefined) {
+      if (known.use !== use) throw new InvalidTokenError(`not an ${use} token`)
+      return known
     }
     const verified = this.verifyAfresh(token, use)
-    if (this.verified.size >= MAX_REMEMBERED_TOKENS) this.verified.clear()
-    this.verified.set(token, { verified, expiresAtMs: verified.expiresAtSeconds * 1000 })
+    // Forgotten when the token expires: from then on it is checked afresh, and refused.
+    this.verified.set(token, verified, { ttl: Math.max(1, verified.expiresAtSeconds * 1000 - Date.now()) })
     return verified
   }
 

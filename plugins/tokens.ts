@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { HttpError } from './errors.js'
-import type { UserRecord, UserStats } from '../lib/store/user-store.js'
+import type { UserRecord } from '../lib/store/user-store.js'
 import { InvalidTokenError, TokenService, type TokenServiceOptions, type TokenUse } from '../lib/tokens.js'
 
 declare module 'fastify' {
@@ -9,18 +9,17 @@ declare module 'fastify' {
     tokens: TokenService
     /**
      * A preValidation hook that sets `request.user` to the user of the `use` token `find` reads
-     * from the request, and records the user's activity, or throws what `refuse` makes for any problem with
-     * the token or its user. Before validation, so a missing or malformed token gets the token's own
-     * answer, not a schema 400.
+     * from the request, or throws what `refuse` makes for any problem with the token or its user.
+     * Before validation, so a missing or malformed token gets the token's own answer, not a
+     * schema 400.
      */
     tokenGuard: (use: TokenUse, find: (request: FastifyRequest) => unknown, refuse: () => HttpError) => (request: FastifyRequest) => Promise<void>
     /** preValidation hook: 403 unless `access_token` is valid; sets `request.user`. */
     requireAccessToken: (request: FastifyRequest) => Promise<void>
   }
   interface FastifyRequest {
+    /** The user a token guard let through; null on a route without one. */
     user: UserRecord | null
-    /** The users' counters as the token guard read them: what the rest of the request may rely on. */
-    userStats: UserStats | null
   }
 }
 
@@ -35,13 +34,10 @@ export default fp(async function tokens (fastify: FastifyInstance, options: Toke
   const service = new TokenService(options)
   fastify.decorate('tokens', service)
   fastify.decorateRequest('user', null)
-  fastify.decorateRequest('userStats', null)
 
   /** The user a token was issued to, if the token and the user both still hold. */
-  async function userForToken (request: FastifyRequest, token: unknown, use: TokenUse): Promise<UserRecord> {
+  async function userForToken (token: unknown, use: TokenUse): Promise<UserRecord> {
     const verified = service.verify(token, use)
-    // Before the user is read: a removal or password change committed anywhere shows here.
-    request.userStats = await fastify.directory.sync()
     const user = await fastify.directory.user(verified.userId)
     if (user === undefined) throw new InvalidTokenError('user removed')
     if (user.tokenVersion !== verified.tokenVersion) throw new InvalidTokenError('issued before a password change')
@@ -51,8 +47,7 @@ export default fp(async function tokens (fastify: FastifyInstance, options: Toke
   function tokenGuard (use: TokenUse, find: (request: FastifyRequest) => unknown, refuse: () => HttpError) {
     return async function guard (request: FastifyRequest): Promise<void> {
       try {
-        request.user = await userForToken(request, find(request), use)
-        fastify.activity.seen(request.user.id)
+        request.user = await userForToken(find(request), use)
       } catch (error) {
         if (error instanceof InvalidTokenError) throw refuse()
         throw error

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
+import { LRUCache } from 'lru-cache'
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect, type SqliteDatabase } from 'kysely'
 import { sqliteFileOf } from './database-url.js'
 import type { Database } from './schema.js'
@@ -27,7 +28,7 @@ export interface Connection {
 export interface PoolStats { readonly totalCount: number, readonly idleCount: number, readonly waitingCount: number }
 
 /** The longest a request waits for the server database, for a connection or for a query. */
-export const DATABASE_WAIT_MS = 3000
+const DATABASE_WAIT_MS = 3000
 
 /**
  * The pool as Kysely takes it, but a client whose connection failed (reset, timed out) is
@@ -64,13 +65,13 @@ const PREPARED_STATEMENTS = 100
  * can serve every query of its text.
  */
 function reusingStatements (database: BetterSqlite3.Database): SqliteDatabase {
-  const prepared = new Map<string, BetterSqlite3.Statement>()
+  // A statement never goes stale (SQLite prepares it again itself after a schema change): no TTL.
+  const prepared = new LRUCache<string, BetterSqlite3.Statement>({ max: PREPARED_STATEMENTS })
   return {
     close: () => { database.close() },
     prepare (text: string) {
       let statement = prepared.get(text)
       if (statement === undefined) {
-        if (prepared.size >= PREPARED_STATEMENTS) prepared.clear()
         statement = database.prepare(text)
         prepared.set(text, statement)
       }

@@ -28,7 +28,8 @@ function migrationsFor (dialect: Dialect): Record<string, Migration> {
         await db.schema.dropTable('users').execute()
       }
     },
-    '0002_user_stats': dialect === 'postgres' ? userStatsOnPostgres : userStatsOnSqlite
+    '0002_user_stats': dialect === 'postgres' ? userStatsOnPostgres : userStatsOnSqlite,
+    '0003_user_counters': dialect === 'postgres' ? userCountersOnPostgres : userCountersOnSqlite
   }
 }
 
@@ -96,6 +97,46 @@ const userStatsOnPostgres: Migration = {
       for each statement execute function users_truncated()`.execute(db)
     await sql`create trigger users_revoked after update of token_version on users
       for each statement execute function users_revoked()`.execute(db)
+  }
+}
+
+// 0003: the row holds change counters and versions, not statistics: user_stats becomes
+// user_counters, and the triggers write there. A view under the old name keeps the processes of
+// the previous version (replicas during a rollout, an older CLI) reading the counters.
+const keepOldName = sql`create view user_stats as select * from user_counters`
+
+// SQLite rewrites the triggers' references itself. In a transaction of its own (Kysely runs SQLite
+// migrations outside one); a run stopped after committing but before Kysely recorded it finds
+// the table renamed already.
+const userCountersOnSqlite: Migration = {
+  async up (db: Kysely<any>) {
+    await db.transaction().execute(async (trx) => {
+      const { rows } = await sql`select name from sqlite_master where type = 'table' and name = 'user_stats'`.execute(trx)
+      if (rows.length === 0) return
+      await sql`alter table user_stats rename to user_counters`.execute(trx)
+      await keepOldName.execute(trx)
+    })
+  }
+}
+
+// PL/pgSQL functions name their table in text: each is replaced, in the migration's transaction.
+const userCountersOnPostgres: Migration = {
+  async up (db: Kysely<any>) {
+    await sql`alter table user_stats rename to user_counters`.execute(db)
+    await keepOldName.execute(db)
+    await sql`create or replace function users_inserted() returns trigger language plpgsql as $$ begin
+      update user_counters set user_count = user_count + (select count(*) from inserted), members_version = members_version + 1;
+      return null; end $$`.execute(db)
+    await sql`create or replace function users_deleted() returns trigger language plpgsql as $$ begin
+      update user_counters set user_count = user_count - (select count(*) from deleted), members_version = members_version + 1,
+        credentials_version = credentials_version + 1;
+      return null; end $$`.execute(db)
+    await sql`create or replace function users_truncated() returns trigger language plpgsql as $$ begin
+      update user_counters set user_count = 0, members_version = members_version + 1, credentials_version = credentials_version + 1;
+      return null; end $$`.execute(db)
+    await sql`create or replace function users_revoked() returns trigger language plpgsql as $$ begin
+      update user_counters set credentials_version = credentials_version + 1;
+      return null; end $$`.execute(db)
   }
 }
 

@@ -16,8 +16,11 @@ export interface UsersTable {
   created_at: number | string
 }
 
-/** One row (id 1), kept by triggers on users: see migration 0002_user_stats. */
-export interface UserStatsTable {
+/**
+ * One row (id 1) of counters that triggers on users move in the same transaction as each change:
+ * see migrations 0002_user_stats and 0003_user_counters.
+ */
+export interface UserCountersTable {
   id: number
   /** PostgreSQL returns BIGINT as a string, SQLite as a number. */
   user_count: number | string
@@ -27,5 +30,5 @@ export interface UserStatsTable {
 
 export interface Database {
   users: UsersTable
-  user_stats: UserStatsTable
+  user_counters: UserCountersTable
 }

@@ -1,8 +1,9 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { sql, type Selectable } from 'kysely'
 import { connect, type Connection, type Dialect, type PoolStats } from './connect.js'
 import { migrateToLatest, ping } from './migrations.js'
 import type BetterSqlite3 from 'better-sqlite3'
-import type { UsersTable, UserStatsTable } from './schema.js'
+import type { UsersTable, UserCountersTable } from './schema.js'
 
 export interface NewUser {
   username: string
@@ -27,12 +28,27 @@ export interface UserRecord extends NewUser {
  */
 export type DirectoryEntry = Pick<UserRecord, 'id' | 'name' | 'birthdate' | 'gender' | 'shortDesc' | 'lastSeenAt'>
 
-export interface UserStats {
+/** The counters every change to the users moves (table user_counters), read once per request. */
+export interface UserCounters {
   userCount: number
   /** Moves with every user added or removed: positions in the id order may have changed. */
   membersVersion: number
   /** Moves with every removal and password change: tokens of a user may have stopped holding. */
   credentialsVersion: number
+}
+
+/** One page of the directory and the membership it was read from, in one snapshot. */
+export interface DirectoryPage {
+  userCount: number
+  membersVersion: number
+  users: DirectoryEntry[]
+}
+
+/** The ids at every `spacing`-th position of the id order, and the membership they hold for. */
+export interface PageAnchors {
+  /** undefined when the members changed while the ids were read: they hold for no version. */
+  membersVersion: number | undefined
+  ids: number[]
 }
 
 export class UsernameTakenError extends Error {
@@ -42,22 +58,48 @@ export class UsernameTakenError extends Error {
   }
 }
 
-type StatsRow = Pick<Selectable<UserStatsTable>, 'user_count' | 'members_version' | 'credentials_version'>
+type CountersRow = Pick<Selectable<UserCountersTable>, 'user_count' | 'members_version' | 'credentials_version'>
 
-function toRecord (row: Selectable<UsersTable>): UserRecord {
+const directoryColumns = ['id', 'name', 'birthdate', 'gender', 'short_desc', 'last_seen_at'] as const
+type DirectoryRow = Pick<Selectable<UsersTable>, typeof directoryColumns[number]>
+
+function toEntry (row: DirectoryRow): DirectoryEntry {
   return {
     id: Number(row.id),
-    username: row.username,
-    passwordHash: row.password_hash,
     name: row.name,
     birthdate: row.birthdate,
     gender: row.gender,
     shortDesc: row.short_desc,
+    lastSeenAt: row.last_seen_at === null ? null : Number(row.last_seen_at)
+  }
+}
+
+function toRecord (row: Selectable<UsersTable>): UserRecord {
+  return {
+    ...toEntry(row),
+    username: row.username,
+    passwordHash: row.password_hash,
     tokenVersion: Number(row.token_version),
-    lastSeenAt: row.last_seen_at === null ? null : Number(row.last_seen_at),
     createdAt: Number(row.created_at)
   }
 }
+
+const toRow = (user: NewUser, now: number) => ({
+  username: user.username,
+  password_hash: user.passwordHash,
+  name: user.name,
+  birthdate: user.birthdate,
+  gender: user.gender,
+  short_desc: user.shortDesc,
+  created_at: now
+})
+
+/**
+ * Steps of an anchor rebuild run in one turn of the event loop. On SQLite each step runs
+ * synchronously (and Kysely's driver resolves it at once): without a yield, the ~2,000 steps
+ * of 1,000,000 users would hold the event loop for about 0.1 s in one piece.
+ */
+export const ANCHOR_STEPS_PER_TURN = 16
 
 function isUniqueViolation (error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
@@ -67,11 +109,11 @@ function isUniqueViolation (error: unknown): boolean {
 /** Users, on SQLite or PostgreSQL alike: the routes and the CLI see only this. */
 export class UserStore {
   /** Every authenticated request reads the counters: the query is built once. */
-  private readonly statsQuery
-  private statsStatement: BetterSqlite3.Statement<unknown[], StatsRow> | undefined
+  private readonly countersQuery
+  private countersStatement: BetterSqlite3.Statement<unknown[], CountersRow> | undefined
 
   private constructor (private readonly connection: Connection) {
-    this.statsQuery = this.db.selectFrom('user_stats').select(['user_count', 'members_version', 'credentials_version']).where('id', '=', 1).compile()
+    this.countersQuery = this.db.selectFrom('user_counters').select(['user_count', 'members_version', 'credentials_version']).where('id', '=', 1).compile()
   }
 
   static open (databaseUrl: string): UserStore {
@@ -107,74 +149,76 @@ export class UserStore {
   }
 
   /** The counters that every change to the users moves, read in one round trip. */
-  async stats (): Promise<UserStats> {
-    const row = await this.readStats()
-    if (row === undefined) throw new Error('user_stats has no row: run the migrations')
+  async counters (): Promise<UserCounters> {
+    const row = await this.readCounters()
+    if (row === undefined) throw new Error('user_counters has no row: run the migrations')
     return { userCount: Number(row.user_count), membersVersion: Number(row.members_version), credentialsVersion: Number(row.credentials_version) }
   }
 
-  private async readStats (): Promise<StatsRow | undefined> {
+  private async readCounters (): Promise<CountersRow | undefined> {
     const { sqlite } = this.connection
     // Embedded, the read takes microseconds and Kysely's queue around it several times that.
     if (sqlite !== undefined) {
-      this.statsStatement ??= sqlite.prepare(this.statsQuery.sql)
-      return this.statsStatement.get(...this.statsQuery.parameters)
+      this.countersStatement ??= sqlite.prepare(this.countersQuery.sql)
+      return this.countersStatement.get(...this.countersQuery.parameters)
     }
-    return (await this.db.executeQuery(this.statsQuery)).rows[0]
+    return (await this.db.executeQuery(this.countersQuery)).rows[0]
   }
 
   async count (): Promise<number> {
-    return (await this.stats()).userCount
+    return (await this.counters()).userCount
   }
 
   /** Users in `id` order, `limit` of them after skipping `offset`. */
   async list (offset: number, limit: number): Promise<DirectoryEntry[]> {
-    return await this.listFrom(0, offset, limit)
-  }
-
-  /** Users in `id` order from `firstId` on, `limit` of them after skipping `skip`. */
-  async listFrom (firstId: number, skip: number, limit: number): Promise<DirectoryEntry[]> {
-    const rows = await this.db.selectFrom('users').select(['id', 'name', 'birthdate', 'gender', 'short_desc', 'last_seen_at'])
-      .where('id', '>=', firstId).orderBy('id', 'asc').limit(limit).offset(skip).execute()
-    return rows.map((row) => ({
-      id: Number(row.id),
-      name: row.name,
-      birthdate: row.birthdate,
-      gender: row.gender,
-      shortDesc: row.short_desc,
-      lastSeenAt: row.last_seen_at === null ? null : Number(row.last_seen_at)
-    }))
+    return (await this.pageFrom(0, offset, limit)).users
   }
 
   /**
-   * The ids at positions 0, `spacing`, 2 × `spacing`… of the id order, in one snapshot: each step
-   * skips `spacing` entries of the primary key's index, so no statement holds the database (or,
-   * on SQLite, the event loop) for long.
+   * Users in `id` order from `firstId` on, `limit` of them after skipping `skip`, with the count
+   * and the members version they were read with: one statement, so one snapshot on SQLite and on
+   * PostgreSQL alike (the counters join the page, which may be empty).
    */
-  async idsEvery (spacing: number): Promise<number[]> {
-    return await this.db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
-      const ids: number[] = []
-      let row = await trx.selectFrom('users').select('id').orderBy('id').limit(1).executeTakeFirst()
-      while (row !== undefined) {
-        const id = Number(row.id)
-        ids.push(id)
-        row = await trx.selectFrom('users').select('id').where('id', '>', id).orderBy('id').limit(1).offset(spacing - 1).executeTakeFirst()
-      }
-      return ids
-    })
+  async pageFrom (firstId: number, skip: number, limit: number): Promise<DirectoryPage> {
+    const page = this.db.selectFrom('users').select(directoryColumns)
+      .where('id', '>=', firstId).orderBy('id').limit(limit).offset(skip).as('page')
+    const rows = await this.db.selectFrom('user_counters')
+      .leftJoin(page, (join) => join.onTrue())
+      .select(['user_counters.user_count', 'user_counters.members_version', ...directoryColumns.map((column) => `page.${column}` as const)])
+      .where('user_counters.id', '=', 1).orderBy('page.id').execute()
+    const first = rows[0]
+    if (first === undefined) throw new Error('user_counters has no row: run the migrations')
+    return {
+      userCount: Number(first.user_count),
+      membersVersion: Number(first.members_version),
+      users: rows.flatMap((row) => row.id === null ? [] : [toEntry(row as DirectoryRow)])
+    }
+  }
+
+  /**
+   * The ids at positions 0, `spacing`, 2 × `spacing`… of the id order. Each step skips `spacing`
+   * entries of the primary key's index, and the event loop turns every ANCHOR_STEPS_PER_TURN
+   * steps, so no piece holds the database or the event loop for long. Not in one transaction
+   * (one on SQLite would queue every other query of Kysely's behind it): the members version is
+   * read before and after, and the ids hold for it only if it did not move.
+   */
+  async idsEvery (spacing: number): Promise<PageAnchors> {
+    const before = (await this.counters()).membersVersion
+    const ids: number[] = []
+    let row = await this.db.selectFrom('users').select('id').orderBy('id').limit(1).executeTakeFirst()
+    while (row !== undefined) {
+      const id = Number(row.id)
+      ids.push(id)
+      if (ids.length % ANCHOR_STEPS_PER_TURN === 0) await nextTurn()
+      row = await this.db.selectFrom('users').select('id').where('id', '>', id).orderBy('id').limit(1).offset(spacing - 1).executeTakeFirst()
+    }
+    const after = (await this.counters()).membersVersion
+    return { membersVersion: before === after ? after : undefined, ids }
   }
 
   async add (user: NewUser, now = Date.now()): Promise<UserRecord> {
     try {
-      const row = await this.db.insertInto('users').values({
-        username: user.username,
-        password_hash: user.passwordHash,
-        name: user.name,
-        birthdate: user.birthdate,
-        gender: user.gender,
-        short_desc: user.shortDesc,
-        created_at: now
-      }).returningAll().executeTakeFirstOrThrow()
+      const row = await this.db.insertInto('users').values(toRow(user, now)).returningAll().executeTakeFirstOrThrow()
       return toRecord(row)
     } catch (error) {
       if (isUniqueViolation(error)) throw new UsernameTakenError(user.username)
@@ -185,15 +229,7 @@ export class UserStore {
   /** Many users in one statement (seeding): all of them or none. */
   async addMany (users: readonly NewUser[], now = Date.now()): Promise<void> {
     if (users.length === 0) return
-    await this.db.insertInto('users').values(users.map((user) => ({
-      username: user.username,
-      password_hash: user.passwordHash,
-      name: user.name,
-      birthdate: user.birthdate,
-      gender: user.gender,
-      short_desc: user.shortDesc,
-      created_at: now
-    }))).execute()
+    await this.db.insertInto('users').values(users.map((user) => toRow(user, now))).execute()
   }
 
   /** A new password: every token issued before it stops working. */

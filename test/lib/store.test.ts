@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
-import { UserStore, UsernameTakenError, type NewUser } from '../../lib/store/user-store.js'
+import { ANCHOR_STEPS_PER_TURN, UserStore, UsernameTakenError, type NewUser } from '../../lib/store/user-store.js'
 import { build } from '../helper.js'
-import { postgresSkip, postgresUrl } from '../postgres.js'
+import { postgresDatabase, postgresSkip } from '../postgres.js'
 
 const newUser = (username: string, overrides: Partial<NewUser> = {}): NewUser => ({
   username, passwordHash: `hash-of-${username}`, name: username, birthdate: '1991-03-04', gender: 'female', shortDesc: 'hi', ...overrides
@@ -15,11 +14,11 @@ const newUser = (username: string, overrides: Partial<NewUser> = {}): NewUser =>
 async function storeContract (t: Test, databaseUrl: string) {
   const store = UserStore.open(databaseUrl)
   t.teardown(async () => { await store.close() })
-  t.same(await store.migrate(), ['0001_users', '0002_user_stats'], 'the migrations apply')
+  t.same(await store.migrate(), ['0001_users', '0002_user_stats', '0003_user_counters'], 'the migrations apply')
   t.same(await store.migrate(), [], 'and only once')
   await store.ping()
 
-  t.same(await store.stats(), { userCount: 0, membersVersion: 0, credentialsVersion: 0 })
+  t.same(await store.counters(), { userCount: 0, membersVersion: 0, credentialsVersion: 0 })
   const ada = await store.add(newUser('ada'), 1_700_000_000_000)
   const grace = await store.add(newUser('grace', { birthdate: '1906-12-09', shortDesc: '' }))
   t.match(ada, { id: Number, username: 'ada', passwordHash: 'hash-of-ada', birthdate: '1991-03-04', tokenVersion: 0, lastSeenAt: null, createdAt: 1_700_000_000_000 })
@@ -27,30 +26,32 @@ async function storeContract (t: Test, databaseUrl: string) {
   await t.rejects(store.add(newUser('ada')), UsernameTakenError)
 
   t.equal(await store.count(), 2)
-  t.match(await store.stats(), { userCount: 2, credentialsVersion: 0 }, 'adding users leaves every token valid')
-  const afterAdding = await store.stats()
+  t.match(await store.counters(), { userCount: 2, credentialsVersion: 0 }, 'adding users leaves every token valid')
+  const afterAdding = await store.counters()
   t.ok(afterAdding.membersVersion > 0, 'but moves the members version')
   t.same(await store.list(0, 1), [{ id: ada.id, name: ada.name, birthdate: '1991-03-04', gender: ada.gender, shortDesc: ada.shortDesc, lastSeenAt: null }],
     'a page holds what the directory shows, and no username, password hash or token version')
   t.same((await store.list(1, 10)).map((u) => u.id), [grace.id])
   t.same(await store.list(5, 10), [])
 
-  t.same(await store.listFrom(grace.id, 0, 10), await store.list(1, 10), 'a list may start from an id')
-  t.same(await store.idsEvery(1), [ada.id, grace.id])
-  t.same(await store.idsEvery(2), [ada.id])
+  const { membersVersion } = await store.counters()
+  t.same(await store.pageFrom(grace.id, 0, 10), { userCount: 2, membersVersion, users: await store.list(1, 10) }, 'a page may start from an id, and carries its counters')
+  t.same(await store.pageFrom(0, 5, 10), { userCount: 2, membersVersion, users: [] }, 'an empty page carries them too')
+  t.same(await store.idsEvery(1), { membersVersion, ids: [ada.id, grace.id] })
+  t.same(await store.idsEvery(2), { membersVersion, ids: [ada.id] })
 
   await store.recordActivity(new Map([[ada.id, 1_800_000_000_000], [grace.id, 1_700_000_000_000], [999_999, 1]]))
   t.equal((await store.findById(ada.id))?.lastSeenAt, 1_800_000_000_000, 'a time past 2038 survives')
   t.equal((await store.findById(grace.id))?.lastSeenAt, 1_700_000_000_000, 'several users in one statement')
   await store.recordActivity(new Map([[ada.id, 1_750_000_000_000]]))
   t.equal((await store.findById(ada.id))?.lastSeenAt, 1_800_000_000_000, 'an earlier time (from a slower replica) never moves it back')
-  t.same(await store.stats(), afterAdding, 'activity moves no counter')
+  t.same(await store.counters(), afterAdding, 'activity moves no counter')
 
   await store.replacePasswordHash(ada.id, 'hash-of-ada', 'rehashed')
-  t.same(await store.stats(), afterAdding, 'nor does a rehash of the same password')
+  t.same(await store.counters(), afterAdding, 'nor does a rehash of the same password')
   t.equal(await store.changePassword('ada', 'new-hash'), true)
   t.match(await store.findByUsername('ada'), { passwordHash: 'new-hash', tokenVersion: 1 })
-  const afterPasswordChange = await store.stats()
+  const afterPasswordChange = await store.counters()
   t.ok(afterPasswordChange.credentialsVersion > afterAdding.credentialsVersion, 'a password change moves the credentials version')
   t.equal(afterPasswordChange.membersVersion, afterAdding.membersVersion, 'and leaves the id order as it was')
   t.equal(await store.changePassword('nobody', 'x'), false)
@@ -64,12 +65,12 @@ async function storeContract (t: Test, databaseUrl: string) {
   t.equal(await store.remove('grace'), false)
   t.equal(await store.findByUsername('grace'), undefined)
   t.equal(await store.findById(grace.id), undefined)
-  const afterRemoval = await store.stats()
+  const afterRemoval = await store.counters()
   t.equal(afterRemoval.userCount, 1)
   t.ok(afterRemoval.membersVersion > afterPasswordChange.membersVersion && afterRemoval.credentialsVersion > afterPasswordChange.credentialsVersion,
     'a removal moves both versions')
   await store.addMany([newUser('x1'), newUser('x2'), newUser('x3')])
-  t.equal((await store.stats()).userCount, 4, 'a batch insert counts every row')
+  t.equal((await store.counters()).userCount, 4, 'a batch insert counts every row')
 }
 
 t.test('SQLite store', async (t) => {
@@ -84,48 +85,105 @@ t.test('migration 0002 on an embedded database that already has users counts the
   await first.close()
   // As a database of the previous release would be (and as a run of 0002 stopped after its commit).
   const raw = new BetterSqlite3(file)
-  raw.exec("DELETE FROM kysely_migration WHERE name = '0002_user_stats'; DROP TRIGGER users_inserted; DROP TABLE user_stats")
+  raw.exec("DELETE FROM kysely_migration WHERE name IN ('0002_user_stats', '0003_user_counters'); DROP VIEW user_stats; DROP TRIGGER users_inserted; DROP TRIGGER users_deleted; DROP TRIGGER users_revoked; DROP TABLE user_counters")
   raw.close()
   const store = UserStore.open(`sqlite:${file}`)
   t.teardown(async () => { await store.close() })
-  t.same(await store.migrate(), ['0002_user_stats'])
-  t.match(await store.stats(), { userCount: 3 }, 'the users already there are counted')
+  t.same(await store.migrate(), ['0002_user_stats', '0003_user_counters'])
+  t.match(await store.counters(), { userCount: 3 }, 'the users already there are counted')
   await store.add(newUser('d'))
-  t.match(await store.stats(), { userCount: 4 }, 'and the triggers count from there')
+  t.match(await store.counters(), { userCount: 4 }, 'and the triggers count from there')
+})
+
+t.test('on SQLite, reading the page anchors lets the event loop turn every few steps instead of holding it to the end', async (t) => {
+  const store = UserStore.open(`sqlite:${join(t.testdir(), 'anchors.db')}`)
+  t.teardown(async () => { await store.close() })
+  await store.migrate()
+  const users = 320
+  await store.addMany(Array.from({ length: users }, (_, i) => newUser(`u${i}`)))
+  // Counts the turns of the event loop (macrotasks) that the read spans: each step resolves at
+  // once on SQLite, so without a yield the whole read is one piece, however many steps it takes.
+  let turns = 0
+  let reading = true
+  const countTurns = (): void => { if (reading) { turns++; setImmediate(countTurns) } }
+  setImmediate(countTurns)
+  const anchors = await store.idsEvery(1)
+  reading = false
+  t.equal(anchors.ids.length, users, `one step per user: ${users} steps`)
+  t.ok(turns >= users / ANCHOR_STEPS_PER_TURN, `the loop turned ${turns} times, at least once every ${ANCHOR_STEPS_PER_TURN} steps`)
+})
+
+/** Takes a database back to the previous release's schema (0002: the counters in user_stats). */
+const asOfMigration0002 = [
+  'DROP VIEW user_stats',
+  'ALTER TABLE user_counters RENAME TO user_stats',
+  "DELETE FROM kysely_migration WHERE name = '0003_user_counters'"
+]
+
+/** A database of the previous release migrates: the counters move to user_counters and keep counting. */
+async function countersRenamed (t: Test, databaseUrl: string, runOnDatabase: (statements: string[]) => Promise<void>) {
+  const first = UserStore.open(databaseUrl)
+  await first.migrate()
+  await first.addMany([newUser('r1'), newUser('r2')])
+  await first.close()
+  await runOnDatabase(asOfMigration0002)
+  const store = UserStore.open(databaseUrl)
+  t.teardown(async () => { await store.close() })
+  t.same(await store.migrate(), ['0003_user_counters'])
+  const before = await store.counters()
+  t.equal(before.userCount, 2, 'the counters come along')
+  await store.add(newUser('r3'))
+  t.equal(await store.changePassword('r1', 'other'), true)
+  t.equal(await store.remove('r2'), true)
+  const after = await store.counters()
+  t.equal(after.userCount, 2, 'the triggers write to the renamed table')
+  t.ok(after.membersVersion === before.membersVersion + 2 && after.credentialsVersion === before.credentialsVersion + 2, 'every change moves its versions')
+}
+
+t.test('migration 0003 renames user_stats to user_counters on an embedded database of the previous release', async (t) => {
+  const file = join(t.testdir(), 'rename.db')
+  await countersRenamed(t, `sqlite:${file}`, async (statements) => {
+    const raw = new BetterSqlite3(file)
+    raw.exec(statements.join(';'))
+    raw.close()
+  })
+  const raw = new BetterSqlite3(file, { readonly: true })
+  t.teardown(() => raw.close())
+  t.match(raw.prepare('SELECT user_count FROM user_stats').get(), { user_count: 2 }, 'a process of the previous release still reads the counters under the old name')
 })
 
 t.test('PostgreSQL store and app', { skip: postgresSkip }, async (t) => {
-  // A database of its own per run, dropped afterwards, so runs never see each other's rows.
-  const admin = new pg.Client({ connectionString: postgresUrl })
-  await admin.connect()
-  const name = `meridian_test_${randomBytes(6).toString('hex')}`
-  await admin.query(`CREATE DATABASE ${name}`)
-  t.teardown(async () => {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await admin.end()
-  })
-  const url = new URL(postgresUrl as string)
-  url.pathname = `/${name}`
+  const url = await postgresDatabase(t)
 
-  await t.test('store contract', async (t) => { await storeContract(t, url.toString()) })
+  await t.test('store contract', async (t) => { await storeContract(t, url) })
+
+  await t.test('migration 0003 renames user_stats to user_counters', async (t) => {
+    const second = await postgresDatabase(t)
+    await countersRenamed(t, second, async (statements) => {
+      const client = new pg.Client({ connectionString: second })
+      await client.connect()
+      for (const statement of statements) await client.query(statement)
+      await client.end()
+    })
+  })
 
   await t.test('TRUNCATE moves the counters too', async (t) => {
-    const store = UserStore.open(url.toString())
+    const store = UserStore.open(url)
     t.teardown(async () => { await store.close() })
     await store.migrate()
-    const before = await store.stats()
+    const before = await store.counters()
     t.ok(before.userCount > 0)
-    const direct = new pg.Client({ connectionString: url.toString() })
+    const direct = new pg.Client({ connectionString: url })
     await direct.connect()
     await direct.query('TRUNCATE users')
     await direct.end()
-    const after = await store.stats()
+    const after = await store.counters()
     t.equal(after.userCount, 0)
     t.ok(after.credentialsVersion > before.credentialsVersion && after.membersVersion > before.membersVersion, 'every token check and page reads afresh')
   })
 
   await t.test('login, list and revocation through the app', async (t) => {
-    const app = await build(t, { DATABASE_URL: url.toString() })
+    const app = await build(t, { DATABASE_URL: url })
     const { hashPassword } = await import('../../lib/passwords.js')
     await app.store.add(newUser('pg-user', { passwordHash: await hashPassword('pg-password') }))
     const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'pg-user', password: 'pg-password' } })
@@ -135,6 +193,22 @@ t.test('PostgreSQL store and app', { skip: postgresSkip }, async (t) => {
     t.equal(page.statusCode, 200)
     t.match(page.json().data.find((u: { name: string }) => u.name === 'pg-user'), { online: true, birthdate: '1991-03-04' })
     t.equal((await app.inject({ url: '/health/ready' })).statusCode, 200)
+
+    // One answer, one snapshot: a user committed between the token check's counter read and the
+    // page read (on another pool connection) is in both the count and the data.
+    const counters = app.store.counters.bind(app.store)
+    let addAfterRead = true
+    app.store.counters = async () => {
+      const read = await counters()
+      if (addAfterRead) { addAfterRead = false; await app.store.add(newUser('pg-late')) }
+      return read
+    }
+    // Another page size: not the page read above, which the cache may serve as of its own snapshot.
+    const { meta, data } = (await app.inject({ url: `/api/user/list?per_page=50&access_token=${token}` })).json()
+    t.equal(addAfterRead, false)
+    t.equal(meta.count_total, data.length, 'the count agrees with the page')
+    t.ok(data.some((u: { name: string }) => u.name === 'pg-late'), 'which shows the user added')
+
     await app.store.changePassword('pg-user', 'other')
     t.equal((await app.inject({ url: `/api/user/list?access_token=${token}` })).statusCode, 403)
   })

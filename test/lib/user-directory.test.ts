@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import BetterSqlite3 from 'better-sqlite3'
-import { UserStore, type UserStats } from '../../lib/store/user-store.js'
+import { UserStore, type UserCounters } from '../../lib/store/user-store.js'
 import { UserDirectory } from '../../lib/user-directory.js'
 
 /**
@@ -16,8 +16,8 @@ async function directoryWithWriter (t: Test) {
   const writer = new BetterSqlite3(file)
   t.teardown(async () => { writer.close(); await store.close() })
   let reads = 0
-  const stats = store.stats.bind(store)
-  store.stats = async () => { reads++; return await stats() }
+  const stats = store.counters.bind(store)
+  store.counters = async () => { reads++; return await stats() }
   const insert = writer.prepare("insert into users (username, password_hash, name, birthdate, gender, short_desc, created_at) values (?, 'x', 'n', '1990-01-01', 'female', '', 0)")
   return {
     directory: new UserDirectory(store),
@@ -29,12 +29,12 @@ async function directoryWithWriter (t: Test) {
 
 t.test('the requests of one event-loop turn share one counter read, made after the last of them asked', async (t) => {
   const { directory, reads, addUser } = await directoryWithWriter(t)
-  const first = directory.sync()
-  const second = directory.sync()
+  const first = directory.latestCounters()
+  const second = directory.latestCounters()
   // Committed after the first request asked but before the second: the second must see it, and
   // the first may (its answer is not yet given).
   addUser('ada')
-  const third = directory.sync()
+  const third = directory.latestCounters()
   const answers = await Promise.all([first, second, third])
   t.equal(reads(), 1, 'one read for the three')
   t.same(answers.map((stats) => stats.userCount), [1, 1, 1], 'every one of them sees the user added before the last asked')
@@ -42,12 +42,12 @@ t.test('the requests of one event-loop turn share one counter read, made after t
 
 t.test('a request in a later turn gets a read of its own', async (t) => {
   const { directory, reads, addUser } = await directoryWithWriter(t)
-  t.equal((await directory.sync()).userCount, 0)
+  t.equal((await directory.latestCounters()).userCount, 0)
   addUser('ada')
-  t.equal((await directory.sync()).userCount, 1, 'a user added after the earlier read is counted')
+  t.equal((await directory.latestCounters()).userCount, 1, 'a user added after the earlier read is counted')
   await nextTurn()
   addUser('grace')
-  t.equal((await directory.sync()).userCount, 2)
+  t.equal((await directory.latestCounters()).userCount, 2)
   t.equal(reads(), 3)
 })
 
@@ -57,7 +57,7 @@ t.test('a request that arrives while a read is under way waits for a read of its
   let reads = 0
   const answerReads: Array<() => void> = []
   const store = {
-    async stats (): Promise<UserStats> {
+    async counters (): Promise<UserCounters> {
       reads++
       const seen = { userCount, membersVersion: userCount, credentialsVersion: userCount }
       await new Promise<void>((resolve) => answerReads.push(resolve))
@@ -65,11 +65,11 @@ t.test('a request that arrives while a read is under way waits for a read of its
     }
   } as unknown as UserStore
   const directory = new UserDirectory(store)
-  const first = directory.sync()
+  const first = directory.latestCounters()
   await nextTurn()
   t.equal(reads, 1, 'the first read is under way')
   userCount = 1
-  const second = directory.sync()
+  const second = directory.latestCounters()
   await nextTurn()
   for (const answer of answerReads.splice(0)) answer()
   t.equal((await first).userCount, 0)
@@ -79,10 +79,10 @@ t.test('a request that arrives while a read is under way waits for a read of its
 
 t.test('a failed read fails the requests that shared it, and the next turn reads again', async (t) => {
   const { directory, store, reads } = await directoryWithWriter(t)
-  const working = store.stats
-  store.stats = async () => { throw new Error('database went away') }
-  await Promise.all([directory.sync(), directory.sync()].map(async (request) => { await t.rejects(request, /database went away/) }))
-  store.stats = working
-  t.equal((await directory.sync()).userCount, 0, 'the next read is made')
+  const working = store.counters
+  store.counters = async () => { throw new Error('database went away') }
+  await Promise.all([directory.latestCounters(), directory.latestCounters()].map(async (request) => { await t.rejects(request, /database went away/) }))
+  store.counters = working
+  t.equal((await directory.latestCounters()).userCount, 0, 'the next read is made')
   t.equal(reads(), 1, 'by the store that works again')
 })

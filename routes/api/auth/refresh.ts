@@ -2,9 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AccessTokenGrant, RefreshRequest } from '../../../schemas/auth.js'
 import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
 import { HttpError } from '../../../plugins/errors.js'
-import type { UserRecord } from '../../../lib/store/user-store.js'
 
-export const REFRESH_TOKEN_REFUSED = 'Invalid refresh token'
+const REFRESH_TOKEN_REFUSED = 'Invalid refresh token'
 
 const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post('/api/auth/refresh', {
@@ -18,11 +17,15 @@ const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
       body: ref(RefreshRequest),
       response: { 200: ref(AccessTokenGrant), ...errorResponses([...commonErrors, 413, 415], { 400: REFRESH_TOKEN_REFUSED }) }
     },
-    preValidation: fastify.tokenGuard('refresh',
-      (request) => (request.body as Record<string, unknown> | undefined)?.refresh_token,
-      () => new HttpError(400, REFRESH_TOKEN_REFUSED))
+    preValidation: [
+      fastify.tokenGuard('refresh',
+        (request) => (request.body as Record<string, unknown> | undefined)?.refresh_token,
+        () => new HttpError(400, REFRESH_TOKEN_REFUSED)),
+      fastify.recordActivity
+    ]
   }, async (request) => {
-    const user = request.user as UserRecord
+    const { user } = request
+    if (user === null) throw new Error('the refresh token guard let a request through without a user')
     return {
       access_token: fastify.tokens.issueAccessToken(user),
       expires_in: fastify.tokens.accessTtlSeconds

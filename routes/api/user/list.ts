@@ -2,14 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
 import { UserListQuery, UserPage } from '../../../schemas/user.js'
 import { agesOn, isOnline, linkedPages, pageWindow, totalPages } from '../../../lib/users.js'
-import type { DirectoryEntry, UserStats } from '../../../lib/store/user-store.js'
+import type { DirectoryEntry } from '../../../lib/store/user-store.js'
 import { ACCESS_TOKEN_REFUSED } from '../../../plugins/tokens.js'
 
 const DEFAULT_PER_PAGE = 20
 const LIST_PATH = '/api/user/list'
 
 /** Page 1 is the bare path; other pages and a non-default page size travel in the query. */
-export function pageLink (page: number, perPage: number): string {
+function pageLink (page: number, perPage: number): string {
   const query = new URLSearchParams()
   if (page !== 1) query.set('page', String(page))
   if (perPage !== DEFAULT_PER_PAGE) query.set('per_page', String(perPage))
@@ -29,14 +29,13 @@ const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options
       querystring: UserListQuery,
       response: { 200: ref(UserPage), ...errorResponses([...commonErrors, 403], { 400: 'page must be >= 1', 403: ACCESS_TOKEN_REFUSED }) }
     },
-    preValidation: fastify.requireAccessToken
+    preValidation: [fastify.requireAccessToken, fastify.recordActivity]
   }, async (request) => {
     const page = request.query.page ?? 1
     const perPage = request.query.per_page ?? DEFAULT_PER_PAGE
     const { offset, limit } = pageWindow(page, perPage)
-    const stats = request.userStats as UserStats
-    const users = await fastify.directory.page(stats, offset, limit)
-    const total = stats.userCount
+    // The count and the users from one snapshot: the answer never disagrees with itself.
+    const { userCount: total, users } = await fastify.directory.page(offset, limit)
     const lastPage = totalPages(total, perPage)
     const now = new Date()
     const ageOf = agesOn(now)

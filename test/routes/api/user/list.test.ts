@@ -114,7 +114,9 @@ t.test('removing the user or changing the password revokes access tokens at once
   const { app, token } = await appWithUsers(t, 3)
   await addUser(app, { username: 'grace', password: 'cobol rules' })
   const grace = await login(app, 'grace', 'cobol rules')
+  // Each token is used once first: the verified-token memo and the user cache hold it when it is revoked.
   t.equal((await get(app, `?access_token=${token}`)).statusCode, 200)
+  t.equal((await get(app, `?access_token=${grace.access_token}`)).statusCode, 200)
   await app.store.changePassword('reader', 'another-hash')
   t.equal((await get(app, `?access_token=${token}`)).statusCode, 403, 'issued before the password change')
   await app.store.remove('grace')
@@ -145,4 +147,23 @@ t.test('age is whole years to today, computed at request time', async (t) => {
   t.equal(leapling.birthdate, '2000-02-29')
   const hadBirthday = today.getUTCMonth() > 1 || (today.getUTCMonth() === 1 && today.getUTCDate() >= 29)
   t.equal(leapling.age, today.getUTCFullYear() - 2000 - (hadBirthday ? 0 : 1))
+})
+
+t.test('one answer, one snapshot: a user added between the token check and the page read is in both the count and the data', async (t) => {
+  const { app, token } = await appWithUsers(t, 3)
+  // The token check reads the counters; the user lands right after that read, before the page is read.
+  const counters = app.store.counters.bind(app.store)
+  let addAfterRead = true
+  app.store.counters = async () => {
+    const read = await counters()
+    if (addAfterRead) {
+      addAfterRead = false
+      await app.store.add({ username: 'late', passwordHash: 'not-a-hash', name: 'Late', birthdate: '2000-01-01', gender: 'female', shortDesc: '' })
+    }
+    return read
+  }
+  const { meta, data } = (await get(app, `?access_token=${token}`)).json()
+  t.equal(addAfterRead, false, 'the user was added after the counters were read')
+  t.equal(data.length, 4, 'the page shows the user added')
+  t.same(meta, { count_total: 4, count_loaded: 4, current_page: 1, total_pages: 1 }, 'and the count agrees with it')
 })
