@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
-import BetterSqlite3 from 'better-sqlite3'
+import type BetterSqlite3 from 'better-sqlite3'
+import BetterSqlite3ForThisNode from './better-sqlite3.js'
 import { LRUCache } from 'lru-cache'
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect, type SqliteDatabase } from 'kysely'
 import { sqliteFileOf } from './database-url.js'
@@ -84,7 +85,7 @@ export function connect (databaseUrl: string): Connection {
   const sqliteFile = sqliteFileOf(databaseUrl)
   if (sqliteFile !== undefined) {
     mkdirSync(dirname(sqliteFile), { recursive: true })
-    const database = new BetterSqlite3(sqliteFile)
+    const database = new BetterSqlite3ForThisNode(sqliteFile)
     // WAL lets the CLI write while the server reads and writes; the timeout waits out its short
     // locks. better-sqlite3 waits synchronously, so the wait is kept short: a longer lock answers
     // 503 instead of stalling every request.

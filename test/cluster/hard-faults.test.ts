@@ -95,6 +95,11 @@ for (const setup of [
     // Replica 1 failed while it was down: wait out its bench before it is the only one left.
     await sleep(setup.failTimeoutMs + 1000)
     const outside = await killAfterRestart(t, cluster, users, setup.failTimeoutMs + 1000)
-    t.equal(outside.failed, 0, `killed ${setup.failTimeoutMs + 1000} ms after the restart, none of ${outside.done} requests failed`, { failures: outside.failures })
+    // Stock nginx never repeats a POST (no non_idempotent): one caught on the killed replica's
+    // connection fails with 502. deploy/nginx.conf repeats it, so there nothing may fail.
+    const lost = setup.config === undefined
+      ? outside.failures
+      : Object.fromEntries(Object.entries(outside.failures).filter(([key]) => !/^POST .* → 502$/.test(key)))
+    t.same(lost, {}, `killed ${setup.failTimeoutMs + 1000} ms after the restart, none of ${outside.done} requests failed${setup.config === undefined ? '' : ' but POSTs caught on the killed connections'}`, { failures: outside.failures })
   })
 }

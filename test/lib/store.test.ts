@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import BetterSqlite3 from 'better-sqlite3'
+import BetterSqlite3 from '../../lib/store/better-sqlite3.js'
 import pg from 'pg'
 import { ANCHOR_STEPS_PER_TURN, UserStore, UsernameTakenError, type NewUser } from '../../lib/store/user-store.js'
 import { build } from '../helper.js'

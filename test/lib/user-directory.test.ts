@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import BetterSqlite3 from 'better-sqlite3'
+import BetterSqlite3 from '../../lib/store/better-sqlite3.js'
 import { UserStore, type UserCounters } from '../../lib/store/user-store.js'
 import { UserDirectory } from '../../lib/user-directory.js'
 

@@ -1,4 +1,4 @@
-import BetterSqlite3 from 'better-sqlite3'
+import BetterSqlite3 from '../../lib/store/better-sqlite3.js'
 import t from 'tap'
 import { addUser, build, login } from '../helper.js'
 
