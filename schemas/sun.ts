@@ -51,8 +51,14 @@ export const SunEventTimes = Type.Object({
   astronomical_twilight_end: eventTime('Centre sets through −18°, after transit.')
 }, { additionalProperties: false })
 
+const ALTITUDE_SPANS = ['above', 'below', 'crosses'] as const
+
+// One string enum, not a union of literals (TypeBox writes that as an anyOf of one-value enums):
+// the OpenAPI document then reads as the enum it is, in every generator.
 function altitudeSpan (pair: string, altitude: string, meaning = '') {
-  return Type.Union([Type.Literal('above'), Type.Literal('below'), Type.Literal('crosses')], {
+  return Type.Unsafe<typeof ALTITUDE_SPANS[number]>({
+    type: 'string',
+    enum: [...ALTITUDE_SPANS],
     description: `${pair}: whether the Sun's centre stays above ${altitude} all day, stays below it all day, ` +
       'or crosses it (then at least one event of the pair is in `data`; the other may be null when its ' +
       `crossing falls outside the day).${meaning}`
