@@ -2,10 +2,8 @@
 # scripts/image-smoke.sh does what this file does (without a Docker engine) and test/image.test.ts
 # runs it in CI: keep the two in step. It reads the COPY and ENV lines below.
 
-# Node 22 (maintenance LTS, to April 2027), not 24: under Node 24.21 better-sqlite3 12.11.1 aborts the
-# process when the garbage collector frees a statement (`RemoveEnvironmentCleanupHook: (env) != nullptr`),
-# seen in .ci/run's Node 24 pass. Move to node:24 once that pass is green.
-FROM node:22-bookworm-slim AS build
+# Node 24, the active LTS. On it the store loads better-sqlite3 13 (lib/store/better-sqlite3.ts).
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # better-sqlite3 compiles from source when no prebuilt binary can be downloaded.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
@@ -19,7 +17,7 @@ COPY lib ./lib
 # `prepare` builds dist/; pruning then leaves the production dependencies only.
 RUN npm ci && npm prune --omit=dev
 
-FROM node:22-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 METRICS_PORT=9100 DATABASE_URL=sqlite:/data/meridian.db
 WORKDIR /app
 COPY --from=build /app/package.json ./
