@@ -41,7 +41,7 @@ export interface BuildOptions {
   tracing?: FastifyPluginAsync
 }
 
-export const DEFAULT_MAX_EVENT_LOOP_DELAY_MS = 1000
+const DEFAULT_MAX_EVENT_LOOP_DELAY_MS = 1000
 
 function loggerOptions (config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {

@@ -123,7 +123,7 @@ export function trustProxyOption (value: string | undefined): boolean | string[]
 }
 
 /** The embedded database keeps its own signing key beside it, made on first start. */
-export function embeddedSecretFile (sqliteFile: string): string {
+function embeddedSecretFile (sqliteFile: string): string {
   return join(dirname(sqliteFile), 'jwt-secret')
 }
 

@@ -3,7 +3,7 @@ import type { NewUser, UserStore } from './store/user-store.js'
 
 export const DEMO_USERNAME = 'demo'
 export const DEMO_PASSWORD = 'meridian-demo'
-export const DEMO_USER_COUNT = 50
+const DEMO_USER_COUNT = 50
 
 const FIRST_NAMES = ['Ada', 'Grace', 'Alan', 'Katherine', 'Edsger', 'Barbara', 'Donald', 'Frances', 'Ken', 'Radia']
 const LAST_NAMES = ['Lovelace', 'Hopper', 'Turing', 'Johnson', 'Dijkstra', 'Liskov', 'Knuth', 'Allen', 'Thompson']

@@ -72,7 +72,7 @@ const SECONDS_PER_DEGREE_OF_LONGITUDE = SECONDS_PER_DAY / 360
 const WHOLE_SECOND_SNAP = 1e-6
 
 /** Altitudes of the Sun's centre (degrees) that define the events, as the contract fixes them. */
-export const SUN_ALTITUDE_DEG = {
+const SUN_ALTITUDE_DEG = {
   /** Upper limb on a sea-level horizon: 16′ semidiameter plus 34′ standard refraction. */
   sunriseSunset: -50 / 60,
   civil: -6,

@@ -17,7 +17,7 @@ export class HttpError extends Error {
   }
 }
 
-export function errorBody (code: number, message: string): ErrorBody {
+function errorBody (code: number, message: string): ErrorBody {
   return { error: { code, message } }
 }
 

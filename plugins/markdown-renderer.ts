@@ -24,14 +24,14 @@ export interface MarkdownRenderer {
  * Markdown characters waiting or rendering at once, across requests. The slowest input takes
  * up to about 2 s per MiB here, so this bounds both the memory held by waiting sources and the wait.
  */
-export const MAX_PENDING_MARKDOWN_LENGTH = 8 * 1_048_576
+const MAX_PENDING_MARKDOWN_LENGTH = 8 * 1_048_576
 
 /**
  * Old-generation heap of each render thread; every 1 MiB input of bench/markdown.ts renders
  * within it. Past it the thread dies (the request answers 500 and the pool replaces it), not
  * the process.
  */
-export const RENDER_THREAD_HEAP_MB = 1024
+const RENDER_THREAD_HEAP_MB = 1024
 
 /**
  * Young generation of each render thread, against V8's 48 MB default here. A 1 MiB paragraph of
@@ -41,17 +41,17 @@ export const RENDER_THREAD_HEAP_MB = 1024
  * `*…*a*…*` 1.0 s against 1.4 s. Many list items (rendered as they end) and a very wide table
  * took 1.2–1.4 s either way.
  */
-export const RENDER_THREAD_YOUNG_GENERATION_MB = 128
+const RENDER_THREAD_YOUNG_GENERATION_MB = 128
 
 /** One thread fewer than the cores, so that a long render never takes the event loop's core. */
-export const RENDER_THREADS = Math.max(1, availableParallelism() - 1)
+const RENDER_THREADS = Math.max(1, availableParallelism() - 1)
 
 /**
  * How long a render thread stays after its last render. Threads start when a large document
  * comes and leave when none has for this long, so an idle replica holds none (each holds tens
  * of MB).
  */
-export const RENDER_THREAD_IDLE_MS = 10_000
+const RENDER_THREAD_IDLE_MS = 10_000
 
 /**
  * Documents up to this many characters render on the event loop, where they cost no hand-off
@@ -64,7 +64,7 @@ export const MAX_EVENT_LOOP_RENDER_LENGTH = 8192
  * faster than the input: 2 KB of table can be 65,536 cells and 150 ms. A document that could
  * hold more cells than this (lines × the most `|` on a line) goes to a thread whatever its size.
  */
-export const MAX_EVENT_LOOP_TABLE_CELLS = 4096
+const MAX_EVENT_LOOP_TABLE_CELLS = 4096
 
 /** Whether `source` renders in a few milliseconds at most, so the event loop may do it. */
 export function rendersQuickly (source: string): boolean {

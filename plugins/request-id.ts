@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 
-export const REQUEST_ID_HEADER = 'x-request-id'
+const REQUEST_ID_HEADER = 'x-request-id'
 
 /** What a balancer or client may send as an id (deploy/nginx.conf passes the same set on). */
 const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/

@@ -9,8 +9,8 @@ import { Int64 } from './common.js'
  * events by seconds for an error of hours and by minutes for an error of days. Nobody knows the
  * Earth's rotation that far out any better.
  */
-export const MIN_SUPPORTED_TIMESTAMP = -62_135_596_800
-export const MAX_SUPPORTED_TIMESTAMP = 253_402_300_799
+const MIN_SUPPORTED_TIMESTAMP = -62_135_596_800
+const MAX_SUPPORTED_TIMESTAMP = 253_402_300_799
 
 export const SunInfoQuery = Type.Object({
   timestamp: Int64({
