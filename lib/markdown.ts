@@ -3,6 +3,7 @@ import { extendedAutolinks } from './markdown/extended-autolinks.js'
 import { taskLists } from './markdown/task-lists.js'
 import { budgetPaddedTableCells } from './markdown/padded-tables.js'
 import { budgetReusedReferences } from './markdown/reused-references.js'
+import { limitDeepQuotes } from './markdown/deep-quotes.js'
 
 /**
  * Markdown to HTML that is safe to embed: GitHub Flavored Markdown (CommonMark plus tables,
@@ -22,6 +23,7 @@ export const MAX_MARKDOWN_LENGTH = 1_048_576
  */
 export const MAX_NESTING = 20
 
+export { MAX_BLOCKQUOTE_DEPTH } from './markdown/deep-quotes.js'
 export { MAX_TABLE_CELLS } from './markdown/padded-tables.js'
 export { LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from './markdown/reused-references.js'
 
@@ -98,6 +100,7 @@ function createRenderer (): MarkdownIt {
   md.core.ruler.after('text_join', 'keep_escapes_in_alt_text', keepEscapesInAltText)
   md.use(extendedAutolinks)
   md.use(taskLists)
+  md.use(limitDeepQuotes)
   md.use(budgetPaddedTableCells)
   md.use(budgetReusedReferences)
   return md

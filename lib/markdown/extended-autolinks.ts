@@ -159,15 +159,23 @@ function splitText (state: StateCore, token: Token): Token[] | null {
   return pieces
 }
 
+/**
+ * Whether a text may hold an extended autolink: each has a `:` (`http://`), an `@` or a `www.`.
+ * Most text has none, and this test is much cheaper than the scan. An inline token's content is
+ * its source, and no text token inside it holds what the source does not (entities and escapes
+ * are `text_special` tokens until `text_join`), so a block whose source fails it is skipped whole.
+ */
+const MAY_HOLD_AUTOLINK = /[:@]|www\./i
+
 function linkExtendedAutolinks (state: StateCore): void {
   for (const block of state.tokens) {
-    if (block.type !== 'inline' || block.children === null) continue
+    if (block.type !== 'inline' || block.children === null || !MAY_HOLD_AUTOLINK.test(block.content)) continue
     const children: Token[] = []
     let linkDepth = 0
     for (const token of block.children) {
       if (token.type === 'link_open') linkDepth++
       else if (token.type === 'link_close') linkDepth--
-      const pieces = token.type === 'text' && linkDepth === 0 ? splitText(state, token) : null
+      const pieces = token.type === 'text' && linkDepth === 0 && MAY_HOLD_AUTOLINK.test(token.content) ? splitText(state, token) : null
       if (pieces === null) children.push(token)
       else for (const piece of pieces) { piece.level = token.level; children.push(piece) }
     }

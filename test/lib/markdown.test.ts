@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { isSafeUrl, renderSafeMarkdown, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from '../../lib/markdown.js'
+import { isSafeUrl, renderSafeMarkdown, MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from '../../lib/markdown.js'
 import { hostileInputs, unsafeParts, browserScheme } from './markdown-hostile.js'
 import { pathologicalCases } from '../markdown-corpus.js'
 
@@ -91,6 +91,9 @@ t.test('extended autolinks', async (t) => {
   t.equal(render('www.exa_mple.com'), '<p>www.exa_mple.com</p>\n', 'no underscore in the last two segments')
   t.equal(render('https://例え.jp'), '<p><a href="https://xn--r8jz45g.jp">https://例え.jp</a></p>\n', 'a host name in punycode in the href')
   t.equal(render('javascript://example.com'), '<p>javascript://example.com</p>\n', 'only http, https and ftp')
+  t.equal(render('Visit WWW.Example.com'), '<p>Visit <a href="http://WWW.Example.com">WWW.Example.com</a></p>\n', 'www. in any case')
+  t.match(render('| a |\n|---|\n| mail a.b@example.com |'), '<td>mail <a href="mailto:a.b@example.com">a.b@example.com</a></td>', 'in table cells')
+  t.equal(render('*x* ftp://example.com/a, **y**'), '<p><em>x</em> <a href="ftp://example.com/a">ftp://example.com/a</a>, <strong>y</strong></p>\n', 'between other inline tokens')
 })
 
 t.test('task list items', async (t) => {
@@ -202,6 +205,12 @@ t.test('bounds', async (t) => {
     t.match(quotes, /<p>after<\/p>\n$/, 'the document goes on after the deep container')
     const lists = render(Array.from({ length: MAX_NESTING }, (_, depth) => '  '.repeat(depth) + '- a').join('\n'))
     t.ok(lists.split('<ul>').length - 1 <= MAX_NESTING / 2)
+  })
+  await t.test(`block quotes nest at most ${MAX_BLOCKQUOTE_DEPTH} deep; deeper markers and lazy lines stay text`, async (t) => {
+    const html = render('> '.repeat(MAX_NESTING) + 'a\n' + 'z\n'.repeat(100))
+    t.equal(html.split('<blockquote>').length - 1, MAX_BLOCKQUOTE_DEPTH)
+    t.match(html, '<p>' + '&gt; '.repeat(MAX_NESTING - MAX_BLOCKQUOTE_DEPTH) + 'a\n' + 'z\n'.repeat(99) + 'z</p>', 'every line in the deepest quote')
+    t.equal(render('> '.repeat(MAX_BLOCKQUOTE_DEPTH) + 'a\n\nb'), '<blockquote>\n'.repeat(MAX_BLOCKQUOTE_DEPTH) + '<p>a</p>\n' + '</blockquote>\n'.repeat(MAX_BLOCKQUOTE_DEPTH) + '<p>b</p>\n', 'up to the bound, quotes as ever')
   })
   await t.test(`table cells are budgeted per document (${MAX_TABLE_CELLS})`, async (t) => {
     const table = '|' + 'a|'.repeat(256) + '\n|' + '-|'.repeat(256) + '\n' + 'x\n'.repeat(256) + '\n'
