@@ -9,15 +9,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { Test } from 'tap'
+import { skipIfMissing } from '../requirements.js'
 import { freePort } from './harness.js'
 
 const POSTGRES_BIN = process.env.POSTGRES_BIN ?? '/usr/lib/postgresql/15/bin'
 
 /** Why a test that needs its own PostgreSQL server cannot run here, or false. */
-export const postgresServerSkip: string | false =
+export const postgresServerSkip: string | false = skipIfMissing(
   !existsSync(join(POSTGRES_BIN, 'initdb'))
-    ? `skipped: no initdb in ${POSTGRES_BIN} (set POSTGRES_BIN)`
-    : spawnSync('id', ['-u', 'postgres']).status !== 0 ? 'skipped: no `postgres` user to run the server as' : false
+    ? `no initdb in ${POSTGRES_BIN} (set POSTGRES_BIN)`
+    : spawnSync('id', ['-u', 'postgres']).status !== 0 && 'no `postgres` user to run the server as')
 
 export interface PostgresServer {
   /** `postgres://postgres@host:port/postgres`, trust authentication. */
