@@ -8,6 +8,7 @@
  * request span keeps the path only; pg's spans hold the statement with its placeholders, never
  * its values; ioredis's hold the command and its keys (a username, an address).
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis'
@@ -17,6 +18,8 @@ import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { packageInfo } from './package-info.js'
+
+const SHUTDOWN_BOUND_MS = 2000
 
 export interface Tracing {
   /** Registered first in the app, so that it sees every route and hook. */
@@ -47,6 +50,8 @@ export function startTracing (): Tracing {
     new IORedisInstrumentation({ requireParentSpan: true })
   ]
   const fastifyOtel = new FastifyOtelInstrumentation({
+    // An exception event carries the error's stack, whose first line quotes a malformed body.
+    recordExceptions: false,
     requestHook (span, request) {
       // @fastify/otel records the raw URL, query string and all: the tokens' place.
       span.setAttribute('url.path', pathOf(request.url))
@@ -55,6 +60,12 @@ export function startTracing (): Tracing {
   })
 
   const plugin = fp(async function tracing (fastify: FastifyInstance) {
+    // The span's error status takes the error's message, and a body parser's message quotes the
+    // body (a password, a token) around the fault. Added first, this runs before @fastify/otel's
+    // onError hook; plugins/errors.ts answers these errors with fixed messages of its own anyway.
+    fastify.addHook('onError', async (_request, _reply, error) => {
+      if (error instanceof SyntaxError || error.code?.startsWith('FST_ERR_CTP_') === true) error.message = 'Malformed request body'
+    })
     await fastify.register(fastifyOtel.plugin())
     // The trace id on every log line of the request from here on, beside its reqId.
     fastify.addHook('onRequest', async (request, reply) => {
@@ -69,7 +80,9 @@ export function startTracing (): Tracing {
     plugin,
     async shutdown () {
       for (const instrumentation of instrumentations) instrumentation.disable()
-      await provider.shutdown()
+      // A collector that does not answer must not hold the exit past close-with-grace's delay
+      // (which would exit 1): the spans still buffered after this bound are given up.
+      await Promise.race([provider.shutdown(), sleep(SHUTDOWN_BOUND_MS, undefined, { ref: false })])
     }
   }
 }

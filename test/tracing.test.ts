@@ -102,6 +102,12 @@ t.test('tracing: spans of a login, a list and a render with their database and R
   const refresh = await httpRequest(replica, '/api/auth/refresh', { agent: false, form: { refresh_token: refreshToken } })
   t.equal(refresh.status, 200)
   const renewed = refresh.json() as { access_token: string, refresh_token: string }
+  // A malformed body: the parser's message quotes it, and that message must reach no span.
+  const malformedSecret = 'x7-not-json'
+  const malformed = await fetch(`http://${replica.host}:${replica.port}/api/auth/login`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"password":${malformedSecret}}`
+  })
+  t.equal(malformed.status, 400)
   const metrics = await httpRequest({ host: '127.0.0.1', port: metricsPort }, '/metrics', { agent: false })
 
   // SIGTERM flushes what the batch still holds.
@@ -145,4 +151,5 @@ t.test('tracing: spans of a login, a list and a render with their database and R
     t.notOk(metrics.body.includes(token), `/metrics does not hold the ${name}`)
   }
   t.notOk(exported.includes(password) || logs.includes(password), 'nor the password')
+  t.notOk(exported.includes(malformedSecret) || logs.includes(malformedSecret), 'nor a malformed body, quoted by its parser\'s message')
 })

@@ -44,8 +44,10 @@ function scanDomain (text: string, start: number, needsPeriod: boolean): Domain 
 
 /** The end of a link that may run to `end`: up to a `<`, less trailing punctuation, unmatched `)` and an entity-like `&name;`. */
 function trimLinkEnd (text: string, start: number, end: number): number {
-  const lessThan = text.indexOf('<', start)
-  if (lessThan !== -1 && lessThan < end) end = lessThan
+  // Only within the link: a search to the end of the text would make many links quadratic.
+  for (let index = start; index < end; index++) {
+    if (text.charCodeAt(index) === 0x3c) { end = index; break }
+  }
   let opening = 0
   let closing = 0
   for (let index = start; index < end; index++) {
