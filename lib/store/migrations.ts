@@ -102,7 +102,9 @@ const userStatsOnPostgres: Migration = {
 
 // 0003: the row holds change counters and versions, not statistics: user_stats becomes
 // user_counters, and the triggers write there. A view under the old name keeps the processes of
-// the previous version (replicas during a rollout, an older CLI) reading the counters.
+// the previous version that are already running (replicas during a rollout) reading the counters.
+// A process of the previous version that starts afterwards refuses to: its migrator does not know
+// 0003 (docs/operations.md, rolling out).
 const keepOldName = sql`create view user_stats as select * from user_counters`
 
 // SQLite rewrites the triggers' references itself. In a transaction of its own (Kysely runs SQLite
