@@ -1,5 +1,5 @@
 import type MarkdownIt from 'markdown-it'
-import type { StateBlock } from 'markdown-it'
+import { wrapBlockRule } from './wrap-block-rule.js'
 
 /**
  * Deepest block quote. markdown-it's block-quote rule reads every line of a quote once per
@@ -10,17 +10,12 @@ import type { StateBlock } from 'markdown-it'
  */
 export const MAX_BLOCKQUOTE_DEPTH = 6
 
-type BlockRule = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean
-
 /** How deep the block-quote rule is nested, kept in markdown-it's per-render `env`. */
 interface QuoteDepth { blockquoteDepth?: number }
 
 /** markdown-it's block-quote rule, refused past MAX_BLOCKQUOTE_DEPTH nested quotes. */
 export function limitDeepQuotes (md: MarkdownIt): void {
-  // The ruler hands out its active rule functions (`getRules`), not their names: markdown-it's is `blockquote`.
-  const blockquote = md.block.ruler.getRules('').find((rule) => rule.name === 'blockquote') as BlockRule | undefined
-  if (blockquote === undefined) throw new Error('markdown-it has no blockquote rule enabled')
-  md.block.ruler.at('blockquote', (state, startLine, endLine, silent) => {
+  wrapBlockRule(md, 'blockquote', ['paragraph', 'reference', 'blockquote', 'list'], (blockquote) => (state, startLine, endLine, silent) => {
     const depth = state.env as QuoteDepth
     const outer = depth.blockquoteDepth ?? 0
     if (outer >= MAX_BLOCKQUOTE_DEPTH) return false
@@ -30,5 +25,5 @@ export function limitDeepQuotes (md: MarkdownIt): void {
     } finally {
       depth.blockquoteDepth = outer
     }
-  }, { alt: ['paragraph', 'reference', 'blockquote', 'list'] })
+  })
 }

@@ -1,5 +1,5 @@
 import type MarkdownIt from 'markdown-it'
-import type { StateBlock } from 'markdown-it'
+import { wrapBlockRule } from './wrap-block-rule.js'
 
 /**
  * Table cells per document. GitHub tables pad short rows with empty cells, so 2 KB of table
@@ -9,17 +9,12 @@ import type { StateBlock } from 'markdown-it'
  */
 export const MAX_TABLE_CELLS = 100_000
 
-type BlockRule = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean
-
 /** What a render has left, kept in markdown-it's per-render `env`. */
 interface TableCellBudget { tableCellsLeft?: number }
 
 /** markdown-it's table rule, counted against a per-render budget of cells. */
 export function budgetPaddedTableCells (md: MarkdownIt): void {
-  // The ruler hands out its active rule functions (`getRules`), not their names: markdown-it's is `table`.
-  const table = md.block.ruler.getRules('').find((rule) => rule.name === 'table') as BlockRule | undefined
-  if (table === undefined) throw new Error('markdown-it has no table rule enabled')
-  md.block.ruler.at('table', (state, startLine, endLine, silent) => {
+  wrapBlockRule(md, 'table', ['paragraph', 'reference'], (table) => (state, startLine, endLine, silent) => {
     const budget = state.env as TableCellBudget
     budget.tableCellsLeft ??= MAX_TABLE_CELLS
     if (budget.tableCellsLeft <= 0) return false
@@ -30,5 +25,5 @@ export function budgetPaddedTableCells (md: MarkdownIt): void {
       if (type === 'td_open' || type === 'th_open') budget.tableCellsLeft--
     }
     return matched
-  }, { alt: ['paragraph', 'reference'] })
+  })
 }
