@@ -522,7 +522,11 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
     async login (username, password, on) {
       const options = { form: { username, password } }
       const answer = on === undefined ? await request('/api/auth/login', options) : await requestReplica(on, '/api/auth/login', options)
-      if (answer.status !== 200) throw new Error(`login as ${username} answered ${answer.status}: ${answer.body}`)
+      if (answer.status !== 200) {
+        // Which 503 it was (nginx's, under-pressure's with Retry-After, a store's) shows in the logs.
+        const logs = replicas.map((replica) => `replica ${replica.index}:\n${replica.logTail(8)}`).join('\n')
+        throw new Error(`login as ${username} answered ${answer.status} (retry-after: ${answer.headers['retry-after'] ?? 'none'}, after ${answer.ms.toFixed(0)} ms): ${answer.body}\n${logs}\nnginx:\n${nginxErrorLog().trimEnd().split('\n').slice(-8).join('\n')}`)
+      }
       return answer.json()
     },
     async stopReplica (index, signal) {
