@@ -34,6 +34,8 @@ const SCHEME = /^([a-z][a-z0-9+.-]*):/
 const EDGE_CONTROLS_AND_SPACES = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g
 const TAB_AND_NEWLINES = /[\t\n\r]/g
 const PERCENT_ESCAPE = /%([0-9a-f]{2})/gi
+/** Beginnings that no stripping or percent-decoding changes, and whose scheme is allowed (or none). */
+const PLAINLY_SAFE = /^(?:https?:\/\/|[#/])/i
 
 function hasSafeScheme (url: string): boolean {
   // As a browser's URL parser reads it before the scheme (WHATWG URL, steps 1–3).
@@ -54,6 +56,7 @@ function hasSafeScheme (url: string): boolean {
  * Refusing is always safe: the destination then renders as plain text.
  */
 export function isSafeUrl (url: string): boolean {
+  if (PLAINLY_SAFE.test(url)) return true
   const decoded = url.replace(PERCENT_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
   return hasSafeScheme(url) && hasSafeScheme(decoded)
 }
@@ -87,6 +90,8 @@ function keepEscapesInAltText (state: StateCore): void {
     }
   }
   for (const block of state.tokens) {
+    // An image needs `![` in its block's source (an entity or escape makes no image).
+    if (block.type !== 'inline' || !block.content.includes('![')) continue
     for (const token of block.children ?? []) if (token.type === 'image') visit(token.children ?? [])
   }
 }

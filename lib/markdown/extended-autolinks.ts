@@ -162,12 +162,13 @@ function splitText (state: StateCore, token: Token): Token[] | null {
 }
 
 /**
- * Whether a text may hold an extended autolink: each has a `:` (`http://`), an `@` or a `www.`.
- * Most text has none, and this test is much cheaper than the scan. An inline token's content is
- * its source, and no text token inside it holds what the source does not (entities and escapes
- * are `text_special` tokens until `text_join`), so a block whose source fails it is skipped whole.
+ * Whether a text may hold an extended autolink: each has a `://`, an `@` or a `www.` (in any
+ * case). Most text has none, and this test is much cheaper than the scan. An inline token's
+ * content is its source, and no text token inside it holds what the source does not (entities
+ * and escapes are `text_special` tokens until `text_join`), so a block whose source fails it is
+ * skipped whole.
  */
-const MAY_HOLD_AUTOLINK = /[:@]|www\./i
+const MAY_HOLD_AUTOLINK = /:\/\/|@|[wW][wW][wW]\./
 
 function linkExtendedAutolinks (state: StateCore): void {
   for (const block of state.tokens) {
