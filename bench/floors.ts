@@ -22,6 +22,9 @@ export const FLOORS = {
   livenessDuringHostileMarkdownP99Ms: { below: 50 },
   /** p99 of GET /health/live while `user add` lands under list load at 1,000,000 users (SQLite), in ms. */
   livenessDuringUserAddP99Ms: { below: 50 },
-  /** Growth of resident memory from 100,000 to 300,000 mixed requests, as a fraction. */
+  /**
+   * Growth of resident memory from 100,000 to 300,000 mixed requests, each reading taken after a
+   * full collection (so it is what the service keeps, not garbage V8 has yet to collect), as a fraction.
+   */
   memoryGrowthUnderLoad: { below: 0.1 }
 } as const satisfies Record<string, Floor>

@@ -24,6 +24,7 @@ const table = new Table()
 const KiB = 1024
 const MiB = 1024 * KiB
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
+const COLLECT_ON_REQUEST = fileURLToPath(new URL('collect-on-request.cjs', import.meta.url))
 
 /** A small seeded generator, so that every run sends the same queries. */
 function mulberry32 (seed: number): () => number {
@@ -224,7 +225,11 @@ async function memory (): Promise<void> {
   const env = { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: sqliteUrl() }
   execFileSync(process.execPath, [CLI, 'user', 'add', '--username', BENCH_USER.username], { env, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
   execFileSync(process.execPath, [CLI, 'user', 'seed', '--count', '1000'], { env, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
-  const server = spawn(process.execPath, [CLI, 'serve'], { env, stdio: 'inherit' })
+  const server = spawn(process.execPath, ['--expose-gc', '--require', COLLECT_ON_REQUEST, CLI, 'serve'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const collected = async (): Promise<{ rss: number, heapUsed: number }> => await new Promise((resolve) => {
+    server.once('message', resolve)
+    server.send('collect')
+  })
   try {
     const url = `http://127.0.0.1:${port}`
     for (let attempt = 0; !(await fetch(`${url}/health/ready`).then((r) => r.ok, () => false)); attempt++) {
@@ -241,14 +246,20 @@ async function memory (): Promise<void> {
       { method: 'GET', path: '/health/live' }
     ]
     const resident: number[] = []
+    const kept: number[] = []
     for (let round = 1; round <= 3; round++) {
       const result = await load({ url, requests: mixed, amount: 100_000 })
-      resident.push(residentMb(server.pid ?? 0))
-      log(`memory: after ${round * 100}k mixed requests ${resident.at(-1)?.toFixed(0)} MB (${result.requests.average.toFixed(0)} req/s, non-2xx ${result.non2xx})`)
+      const before = residentMb(server.pid ?? 0)
+      const after = await collected()
+      resident.push(after.rss / MiB)
+      kept.push(after.heapUsed / MiB)
+      log(`memory: after ${round * 100}k mixed requests ${before.toFixed(0)} MB resident, ${resident.at(-1)?.toFixed(0)} MB after a full collection ` +
+        `(heap ${kept.at(-1)?.toFixed(1)} MB; ${result.requests.average.toFixed(0)} req/s, non-2xx ${result.non2xx})`)
     }
     const [first = NaN, , last = NaN] = resident
-    table.guard(`resident memory 100k → 300k mixed requests (${resident.map((mb) => mb.toFixed(0)).join(' → ')} MB): growth`,
+    table.guard(`resident memory after a full collection, 100k → 300k mixed requests (${resident.map((mb) => mb.toFixed(0)).join(' → ')} MB): growth`,
       last / first - 1, FLOORS.memoryGrowthUnderLoad, percent)
+    table.note('heap kept after a full collection, 100k → 300k mixed requests', `${kept.map((mb) => mb.toFixed(1)).join(' → ')} MB`)
   } finally {
     const exited = new Promise((resolve) => server.once('exit', resolve))
     server.kill()
