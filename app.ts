@@ -1,9 +1,10 @@
-import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import formbody from '@fastify/formbody'
 import underPressure from '@fastify/under-pressure'
 import { type Config, trustProxyOption } from './config.js'
 import { packageInfo } from './lib/package-info.js'
+import type { Tracing } from './lib/tracing.js'
 import { redactUrl } from './lib/redact.js'
 import activity from './plugins/activity.js'
 import directory from './plugins/directory.js'
@@ -37,8 +38,8 @@ export interface BuildOptions {
    * a test process compiling TypeScript beside other test processes stalls for seconds.
    */
   maxEventLoopDelayMs?: number
-  /** lib/tracing.ts's plugin when tracing is on: registered first, it sees every route. */
-  tracing?: FastifyPluginAsync
+  /** lib/tracing.ts's plugin and log controller when tracing is on: registered first, it sees every route. */
+  tracing?: Pick<Tracing, 'plugin' | 'logController'>
 }
 
 const DEFAULT_MAX_EVENT_LOOP_DELAY_MS = 1000
@@ -63,6 +64,7 @@ function loggerOptions (config: Config, stream?: NodeJS.WritableStream): Fastify
 export async function buildApp (config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: loggerOptions(config, options.logStream),
+    logController: options.tracing?.logController,
     bodyLimit: config.BODY_LIMIT,
     trustProxy: trustProxyOption(config.TRUST_PROXY),
     // While closing, requests on open connections still get real answers (plugins/drain.ts
@@ -82,7 +84,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   // JSON is the only body type, but for the form-encoded auth routes below.
   app.removeContentTypeParser('text/plain')
 
-  if (options.tracing !== undefined) await app.register(options.tracing)
+  if (options.tracing !== undefined) await app.register(options.tracing.plugin)
   await app.register(requestId)
   await app.register(errors)
   await app.register(strictNumbers)

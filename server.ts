@@ -17,7 +17,7 @@ const GRACE_PERIOD_MS = 10_000
 export async function serve (config: Config): Promise<void> {
   // Before the app: its database and Redis clients load as it builds, and must load instrumented.
   const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : (await import('./lib/tracing.js')).startTracing()
-  const app = await buildApp(config, tracing === undefined ? {} : { tracing: tracing.plugin })
+  const app = await buildApp(config, tracing === undefined ? {} : { tracing })
   let metricsServer: Server | undefined
   try {
     await app.ready()

@@ -15,7 +15,7 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis'
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { packageInfo } from './package-info.js'
 
@@ -24,11 +24,22 @@ const SHUTDOWN_BOUND_MS = 2000
 export interface Tracing {
   /** Registered first in the app, so that it sees every route and hook. */
   plugin: FastifyPluginAsync
+  /** The app's Fastify `logController`: the plugin writes the "incoming request" line itself. */
+  logController: LogController
   /** Exports the spans still buffered, then stops. */
   shutdown: () => Promise<void>
 }
 
 const pathOf = (url: string): string => url.split('?', 1)[0] as string
+
+/**
+ * Fastify writes "incoming request" before the first hook, so before the request has a span; with
+ * tracing on, the tracing plugin writes that line from its hook instead, with the trace id. (A
+ * request refused before routing, such as a malformed URL, then has only its "request completed".)
+ */
+class IncomingLoggedByTracing extends LogController {
+  override incomingRequest (): void {}
+}
 
 /**
  * Starts the tracer provider and the pg and ioredis instrumentations. It must run before `pg`
@@ -73,11 +84,13 @@ export function startTracing (): Tracing {
       if (span == null) return
       const { traceId, spanId } = span.spanContext()
       request.log = reply.log = request.log.child({ trace_id: traceId, span_id: spanId })
+      request.log.info({ req: request }, 'incoming request')
     })
   }, { name: 'tracing' })
 
   return {
     plugin,
+    logController: new IncomingLoggedByTracing(),
     async shutdown () {
       for (const instrumentation of instrumentations) instrumentation.disable()
       // A collector that does not answer must not hold the exit past close-with-grace's delay

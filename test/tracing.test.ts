@@ -141,7 +141,10 @@ t.test('tracing: spans of a login, a list and a render with their database and R
   const logLines = logs.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>)
   for (const [answer, span] of [[login, loginSpan], [list, listSpan], [render, renderSpan]] as const) {
     const lines = logLines.filter((line) => line.reqId === answer.headers['x-request-id'])
-    t.ok(lines.some((line) => line.msg === 'request completed' && line.trace_id === span.traceId), `${span.name}: its "request completed" line carries its trace id beside its request id`)
+    for (const message of ['incoming request', 'request completed']) {
+      t.ok(lines.some((line) => line.msg === message && line.trace_id === span.traceId), `${span.name}: its "${message}" line carries its trace id beside its request id`)
+    }
+    t.ok(lines.length > 0 && lines.every((line) => line.trace_id === span.traceId), `${span.name}: so does every other line of it (${lines.length})`)
   }
 
   const exported = receiver.bodies.join('\n')
