@@ -226,8 +226,9 @@ async function memory (): Promise<void> {
   execFileSync(process.execPath, [CLI, 'user', 'add', '--username', BENCH_USER.username], { env, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
   execFileSync(process.execPath, [CLI, 'user', 'seed', '--count', '1000'], { env, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
   const server = spawn(process.execPath, ['--expose-gc', '--require', COLLECT_ON_REQUEST, CLI, 'serve'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  const collected = async (): Promise<{ rss: number, heapUsed: number }> => await new Promise((resolve) => {
+  const collected = async (): Promise<{ rss: number, heapUsed: number }> => await new Promise((resolve, reject) => {
     server.once('message', resolve)
+    server.once('exit', (code) => { reject(new Error(`meridian serve exited (${code}) before it reported its memory`)) })
     server.send('collect')
   })
   try {

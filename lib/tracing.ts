@@ -78,12 +78,14 @@ export function startTracing (): Tracing {
       if (error instanceof SyntaxError || error.code?.startsWith('FST_ERR_CTP_') === true) error.message = 'Malformed request body'
     })
     await fastify.register(fastifyOtel.plugin())
-    // The trace id on every log line of the request from here on, beside its reqId.
+    // The trace id on every log line of the request from here on, beside its reqId; then the
+    // "incoming request" line that Fastify leaves to this hook (IncomingLoggedByTracing).
     fastify.addHook('onRequest', async (request, reply) => {
       const { span } = request.opentelemetry()
-      if (span == null) return
-      const { traceId, spanId } = span.spanContext()
-      request.log = reply.log = request.log.child({ trace_id: traceId, span_id: spanId })
+      if (span != null) {
+        const { traceId, spanId } = span.spanContext()
+        request.log = reply.log = request.log.child({ trace_id: traceId, span_id: spanId })
+      }
       request.log.info({ req: request }, 'incoming request')
     })
   }, { name: 'tracing' })
