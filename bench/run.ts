@@ -226,10 +226,14 @@ async function memory (): Promise<void> {
   execFileSync(process.execPath, [CLI, 'user', 'add', '--username', BENCH_USER.username], { env, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
   execFileSync(process.execPath, [CLI, 'user', 'seed', '--count', '1000'], { env, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
   const server = spawn(process.execPath, ['--expose-gc', '--require', COLLECT_ON_REQUEST, CLI, 'serve'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const running = (): boolean => server.exitCode === null && server.signalCode === null
+  const exited = new Promise((resolve) => server.once('exit', resolve))
   const collected = async (): Promise<{ rss: number, heapUsed: number }> => await new Promise((resolve, reject) => {
+    const gone = (): void => { reject(new Error(`meridian serve exited (${server.exitCode ?? server.signalCode}) before it reported its memory`)) }
+    if (!running()) { gone(); return }
     server.once('message', resolve)
-    server.once('exit', (code) => { reject(new Error(`meridian serve exited (${code}) before it reported its memory`)) })
-    server.send('collect')
+    void exited.then(gone)
+    server.send('collect', (error) => { if (error !== null) gone() })
   })
   try {
     const url = `http://127.0.0.1:${port}`
@@ -262,8 +266,7 @@ async function memory (): Promise<void> {
       last / first - 1, FLOORS.memoryGrowthUnderLoad, percent)
     table.note('heap kept after a full collection, 100k → 300k mixed requests', `${kept.map((mb) => mb.toFixed(1)).join(' → ')} MB`)
   } finally {
-    const exited = new Promise((resolve) => server.once('exit', resolve))
-    server.kill()
+    if (running()) server.kill()
     await exited
   }
 }
