@@ -6,6 +6,7 @@ import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'
 import { HttpError } from './errors.js'
 import { renderSafeMarkdown } from '../lib/markdown.js'
+import type { MarkdownHtml } from '../schemas/markdown.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,9 +14,15 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The route's 200 answer: `{ data }`, for Fastify to serialize, or, from a thread, the same JSON
+ * already encoded (lib/markdown-worker.ts says why).
+ */
+export type RenderedMarkdown = MarkdownHtml | Uint8Array
+
 export interface MarkdownRenderer {
-  /** The HTML of lib/markdown.ts: small documents at once, others in a thread; 503 while too much is waiting. */
-  render: (source: string) => Promise<string>
+  /** lib/markdown.ts's HTML, as the route answers it: small documents at once, others in a thread; 503 while too much is waiting. */
+  render: (source: string) => Promise<RenderedMarkdown>
   /** What is waiting or rendering now, for the metrics. */
   load: () => { pendingCharacters: number, queuedRenders: number }
 }
@@ -124,7 +131,7 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
     maxPendingLength = MAX_PENDING_MARKDOWN_LENGTH,
     threadHeapMb = RENDER_THREAD_HEAP_MB
   } = options
-  const pool = new Piscina<string, string>({
+  const pool = new Piscina<string, Uint8Array>({
     filename: workerFile.href,
     minThreads: 0,
     maxThreads: threads,
@@ -132,7 +139,7 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
     resourceLimits: { maxOldGenerationSizeMb: threadHeapMb, maxYoungGenerationSizeMb: RENDER_THREAD_YOUNG_GENERATION_MB }
   })
   let pendingLength = 0
-  const inFlight = new Set<Promise<string>>()
+  const inFlight = new Set<Promise<Uint8Array>>()
   // Piscina replaces a thread that died (a render past its heap) only up to minThreads, 0 here:
   // a render queued behind it would wait for the next large document. Asking for an empty
   // render starts a thread, which takes the queue in order.
@@ -144,8 +151,8 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
   pool.on('error', (error: unknown) => { fastify.log.error({ err: error }, 'render thread failed') })
 
   fastify.decorate('markdown', {
-    async render (source: string): Promise<string> {
-      if (rendersQuickly(source)) return renderSafeMarkdown(source)
+    async render (source: string): Promise<RenderedMarkdown> {
+      if (rendersQuickly(source)) return { data: renderSafeMarkdown(source) }
       if (pendingLength + source.length > maxPendingLength) {
         throw new HttpError(503, 'Service unavailable', { 'retry-after': '1' })
       }

@@ -3,6 +3,7 @@ import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { build } from '../helper.js'
 import { pathologicalCases, README } from '../markdown-corpus.js'
+import { renderSafeMarkdown } from '../../lib/markdown.js'
 import { MAX_EVENT_LOOP_RENDER_LENGTH, possibleTableCells, rendersQuickly, type MarkdownRendererOptions } from '../../plugins/markdown-renderer.js'
 
 const MiB = 1_048_576
@@ -31,6 +32,21 @@ t.test('possible table cells: lines times one more than the most pipes on a line
     return possibleTableCells(source) === byDefinition(source)
   }), { numRuns: 2000 })
   t.ok(rendersQuickly('\n'.repeat(8000)), 'with no pipe there is no table, however many lines')
+})
+
+t.test('a thread answers the JSON that serializing its HTML on the event loop gives, byte for byte', async (t) => {
+  const app = await buildRenderer(t)
+  // Non-ASCII, a surrogate pair, quotes, backslashes and control characters, all to be escaped or encoded.
+  const source = LARGE_DOCUMENT + 'Ünïcödé 😀 "quoted" back\\slash `tab\tand\u0001control` [link](https://example.com/ä?q="x")\n'
+  t.notOk(rendersQuickly(source))
+  const answer = await post(app, source)
+  t.equal(answer.statusCode, 200)
+  t.equal(answer.headers['content-type'], 'application/json; charset=utf-8')
+  t.equal(Number(answer.headers['content-length']), answer.rawPayload.length)
+  t.equal(answer.body, JSON.stringify({ data: renderSafeMarkdown(source) }))
+  t.same(answer.json(), { data: renderSafeMarkdown(source) })
+  const small = await post(app, 'Ünïcödé 😀 "quoted"')
+  t.equal(small.body, JSON.stringify({ data: renderSafeMarkdown('Ünïcödé 😀 "quoted"') }), 'as the event loop answers a small one')
 })
 
 /** Half a MiB of lazy lines in a deep block quote: the slowest category, most of a second here. */

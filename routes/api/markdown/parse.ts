@@ -21,7 +21,13 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
       body: ref(MarkdownRequest),
       response: { 200: ref(MarkdownHtml), ...errorResponses([...commonErrors, 413, 415], { 400: 'markdown is required' }) }
     }
-  }, async (request) => ({ data: await fastify.markdown.render(request.body.markdown) }))
+  }, async (request, reply) => {
+    const answer = await fastify.markdown.render(request.body.markdown)
+    if (!(answer instanceof Uint8Array)) return answer
+    // A thread's answer is this schema's JSON already encoded, which Fastify sends as it is. The
+    // type provider types send() as the object only, hence the cast.
+    return await reply.type('application/json; charset=utf-8').send(answer as unknown as MarkdownHtml)
+  })
 }
 
 export default parse
