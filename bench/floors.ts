@@ -23,8 +23,8 @@ export const FLOORS = {
   /** p99 of GET /health/live while `user add` lands under list load at 1,000,000 users (SQLite), in ms. */
   livenessDuringUserAddP99Ms: { below: 50 },
   /**
-   * Growth of resident memory from 100,000 to 300,000 mixed requests, each reading taken after a
-   * full collection (so it is what the service keeps, not garbage V8 has yet to collect), as a fraction.
+   * Growth of the heap `meridian serve` keeps after V8's own full collections (none forced), from
+   * the first past 100,000 mixed requests to the first 200,000 requests later, as a fraction.
    */
   memoryGrowthUnderLoad: { below: 0.1 }
 } as const satisfies Record<string, Floor>

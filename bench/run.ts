@@ -24,7 +24,7 @@ const table = new Table()
 const KiB = 1024
 const MiB = 1024 * KiB
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
-const COLLECT_ON_REQUEST = fileURLToPath(new URL('collect-on-request.cjs', import.meta.url))
+const REPORT_FULL_COLLECTIONS = fileURLToPath(new URL('report-full-collections.cjs', import.meta.url))
 
 /** A small seeded generator, so that every run sends the same queries. */
 function mulberry32 (seed: number): () => number {
@@ -219,21 +219,33 @@ async function freePort (): Promise<number> {
   return port
 }
 
-/** `meridian serve` exactly as `npm start` runs it, under 3 × 100,000 mixed requests. */
+/** What bench/report-full-collections.cjs sends: V8's full collections so far, and the memory after the latest. */
+interface FullCollections { fullCollections: number, afterLatest: { rss: number, heapKept: number } | null }
+
+/** Mixed requests loaded at a time while waiting for V8's next full collection, and at most how many in all. */
+const MEMORY_STEP = 50_000
+const MAX_MEMORY_REQUESTS = 1_500_000
+
+/**
+ * `meridian serve` exactly as `npm start` runs it, under mixed load: the heap it keeps after V8's
+ * own full collections, read after the first one past 100,000 requests and after the first one
+ * 200,000 requests later. The load goes on until V8 makes each (here the first under load came
+ * after about 550,000 requests), for at most MAX_MEMORY_REQUESTS.
+ */
 async function memory (): Promise<void> {
   const port = await freePort()
   const env = { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: sqliteUrl() }
   execFileSync(process.execPath, [CLI, 'user', 'add', '--username', BENCH_USER.username], { env, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
   execFileSync(process.execPath, [CLI, 'user', 'seed', '--count', '1000'], { env, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
-  const server = spawn(process.execPath, ['--expose-gc', '--require', COLLECT_ON_REQUEST, CLI, 'serve'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const server = spawn(process.execPath, ['--require', REPORT_FULL_COLLECTIONS, CLI, 'serve'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const running = (): boolean => server.exitCode === null && server.signalCode === null
   const exited = new Promise((resolve) => server.once('exit', resolve))
-  const collected = async (): Promise<{ rss: number, heapUsed: number }> => await new Promise((resolve, reject) => {
+  const report = async (): Promise<FullCollections> => await new Promise((resolve, reject) => {
     const gone = (): void => { reject(new Error(`meridian serve exited (${server.exitCode ?? server.signalCode}) before it reported its memory`)) }
     if (!running()) { gone(); return }
     server.once('message', resolve)
     void exited.then(gone)
-    server.send('collect', (error) => { if (error !== null) gone() })
+    server.send('report', (error) => { if (error !== null) gone() })
   })
   try {
     const url = `http://127.0.0.1:${port}`
@@ -250,21 +262,29 @@ async function memory (): Promise<void> {
       { method: 'POST', path: '/api/markdown/parse', headers: JSON_HEADERS, body: JSON.stringify({ markdown: README }) },
       { method: 'GET', path: '/health/live' }
     ]
-    const resident: number[] = []
-    const kept: number[] = []
-    for (let round = 1; round <= 3; round++) {
-      const result = await load({ url, requests: mixed, amount: 100_000 })
-      const before = residentMb(server.pid ?? 0)
-      const after = await collected()
-      resident.push(after.rss / MiB)
-      kept.push(after.heapUsed / MiB)
-      log(`memory: after ${round * 100}k mixed requests ${before.toFixed(0)} MB resident, ${resident.at(-1)?.toFixed(0)} MB after a full collection ` +
-        `(heap ${kept.at(-1)?.toFixed(1)} MB; ${result.requests.average.toFixed(0)} req/s, non-2xx ${result.non2xx})`)
+    let sent = 0
+    /** The memory after V8's latest full collection, once `atLeast` requests are sent and it has made more than `since`. */
+    const readingAfter = async (atLeast: number, since: number): Promise<{ rss: number, heapKept: number, fullCollections: number, sent: number }> => {
+      for (;;) {
+        const { fullCollections, afterLatest } = await report()
+        if (sent >= atLeast && fullCollections > since && afterLatest !== null) {
+          log(`memory: after ${sent / 1000}k mixed requests and ${fullCollections} full collections by V8, ${(afterLatest.heapKept / MiB).toFixed(1)} MB of heap kept ` +
+            `and ${(afterLatest.rss / MiB).toFixed(0)} MB resident after the latest (${residentMb(server.pid ?? 0).toFixed(0)} MB now)`)
+          return { ...afterLatest, fullCollections, sent }
+        }
+        if (sent >= MAX_MEMORY_REQUESTS) throw new Error(`V8 made no full collection of its own in the last ${sent - atLeast} of ${sent} mixed requests`)
+        const amount = Math.max(MEMORY_STEP, atLeast - sent)
+        const result = await load({ url, requests: mixed, amount })
+        sent += amount
+        if (result.non2xx > 0) log(`memory: ${result.non2xx} of ${amount} answers were not 2xx`)
+      }
     }
-    const [first = NaN, , last = NaN] = resident
-    table.guard(`resident memory after a full collection, 100k → 300k mixed requests (${resident.map((mb) => mb.toFixed(0)).join(' → ')} MB): growth`,
-      last / first - 1, FLOORS.memoryGrowthUnderLoad, percent)
-    table.note('heap kept after a full collection, 100k → 300k mixed requests', `${kept.map((mb) => mb.toFixed(1)).join(' → ')} MB`)
+    const { fullCollections: atStart } = await report()
+    const first = await readingAfter(100_000, atStart)
+    const last = await readingAfter(first.sent + 200_000, first.fullCollections)
+    table.guard(`heap kept after V8's own full collections, ${first.sent / 1000}k → ${last.sent / 1000}k mixed requests (${(first.heapKept / MiB).toFixed(1)} → ${(last.heapKept / MiB).toFixed(1)} MB): growth`,
+      last.heapKept / first.heapKept - 1, FLOORS.memoryGrowthUnderLoad, percent)
+    table.note('resident memory after the same collections', `${(first.rss / MiB).toFixed(0)} → ${(last.rss / MiB).toFixed(0)} MB`)
   } finally {
     if (running()) server.kill()
     await exited
