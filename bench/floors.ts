@@ -24,7 +24,7 @@ export const FLOORS = {
   livenessDuringUserAddP99Ms: { below: 50 },
   /**
    * Growth of the heap `meridian serve` keeps after V8's own full collections (none forced), from
-   * the first past 100,000 mixed requests to the first 200,000 requests later, as a fraction.
+   * the first past 100,000 mixed requests to the first at least 200,000 requests later, as a fraction.
    */
   memoryGrowthUnderLoad: { below: 0.1 }
 } as const satisfies Record<string, Floor>

@@ -126,6 +126,11 @@ export class Table {
     this.#rows.push({ check, figure: format(value), bound, verdict: within ? 'ok' : 'FAIL' })
   }
 
+  /** A check that could not be made (its part failed): a failure, with the reason as its figure. */
+  fail (check: string, reason: string): void {
+    this.#rows.push({ check, figure: reason, bound: '', verdict: 'FAIL' })
+  }
+
   /** A figure printed for the reader, with no floor. */
   note (check: string, figure: string): void {
     this.#rows.push({ check, figure, bound: '', verdict: '' })

@@ -219,8 +219,10 @@ async function freePort (): Promise<number> {
   return port
 }
 
-/** What bench/report-full-collections.cjs sends: V8's full collections so far, and the memory after the latest. */
-interface FullCollections { fullCollections: number, afterLatest: { rss: number, heapKept: number } | null }
+/** Memory of `meridian serve` read by bench/report-full-collections.cjs after one of V8's full collections, in bytes. */
+interface AfterFullCollection { heapKept: number, rss: number, external: number, arrayBuffers: number }
+/** What that preload sends: V8's full collections so far, and the memory after the latest. */
+interface FullCollections { fullCollections: number, afterLatest: AfterFullCollection | null }
 
 /** Mixed requests loaded at a time while waiting for V8's next full collection, and at most how many in all. */
 const MEMORY_STEP = 50_000
@@ -228,9 +230,9 @@ const MAX_MEMORY_REQUESTS = 1_500_000
 
 /**
  * `meridian serve` exactly as `npm start` runs it, under mixed load: the heap it keeps after V8's
- * own full collections, read after the first one past 100,000 requests and after the first one
- * 200,000 requests later. The load goes on until V8 makes each (here the first under load came
- * after about 550,000 requests), for at most MAX_MEMORY_REQUESTS.
+ * own full collections, read after the first one past 100,000 requests and after the first one at
+ * least 200,000 requests later. The load goes on until V8 makes each (here the first under load
+ * came after about 550,000 requests), for at most MAX_MEMORY_REQUESTS.
  */
 async function memory (): Promise<void> {
   const port = await freePort()
@@ -263,28 +265,39 @@ async function memory (): Promise<void> {
       { method: 'GET', path: '/health/live' }
     ]
     let sent = 0
-    /** The memory after V8's latest full collection, once `atLeast` requests are sent and it has made more than `since`. */
-    const readingAfter = async (atLeast: number, since: number): Promise<{ rss: number, heapKept: number, fullCollections: number, sent: number }> => {
+    const loadMixed = async (amount: number, waitingSince: number): Promise<void> => {
+      if (sent + amount > MAX_MEMORY_REQUESTS) {
+        throw new Error(`V8 made no full collection of its own in ${(sent - waitingSince) / 1000}k mixed requests (${sent / 1000}k in all)`)
+      }
+      const result = await load({ url, requests: mixed, amount })
+      sent += amount
+      if (result.non2xx > 0) log(`memory: ${result.non2xx} of ${amount} answers were not 2xx`)
+    }
+    /** Loads until `atLeast` requests are sent, then on until V8 makes a full collection: the memory after it, and when. */
+    const nextCollectionAfter = async (atLeast: number): Promise<AfterFullCollection & { between: [number, number] }> => {
+      if (sent < atLeast) await loadMixed(atLeast - sent, sent)
+      const { fullCollections: since } = await report()
+      const waitingSince = sent
       for (;;) {
+        const from = sent
+        await loadMixed(MEMORY_STEP, waitingSince)
         const { fullCollections, afterLatest } = await report()
-        if (sent >= atLeast && fullCollections > since && afterLatest !== null) {
-          log(`memory: after ${sent / 1000}k mixed requests and ${fullCollections} full collections by V8, ${(afterLatest.heapKept / MiB).toFixed(1)} MB of heap kept ` +
-            `and ${(afterLatest.rss / MiB).toFixed(0)} MB resident after the latest (${residentMb(server.pid ?? 0).toFixed(0)} MB now)`)
-          return { ...afterLatest, fullCollections, sent }
+        if (fullCollections > since && afterLatest !== null) {
+          const mb = (bytes: number): string => (bytes / MiB).toFixed(1)
+          log(`memory: a full collection by V8 between ${from / 1000}k and ${sent / 1000}k mixed requests kept ${mb(afterLatest.heapKept)} MB of heap, ` +
+            `${mb(afterLatest.external)} MB outside it (${mb(afterLatest.arrayBuffers)} MB array buffers), ${mb(afterLatest.rss)} MB resident`)
+          return { ...afterLatest, between: [from, sent] }
         }
-        if (sent >= MAX_MEMORY_REQUESTS) throw new Error(`V8 made no full collection of its own in the last ${sent - atLeast} of ${sent} mixed requests`)
-        const amount = Math.max(MEMORY_STEP, atLeast - sent)
-        const result = await load({ url, requests: mixed, amount })
-        sent += amount
-        if (result.non2xx > 0) log(`memory: ${result.non2xx} of ${amount} answers were not 2xx`)
       }
     }
-    const { fullCollections: atStart } = await report()
-    const first = await readingAfter(100_000, atStart)
-    const last = await readingAfter(first.sent + 200_000, first.fullCollections)
-    table.guard(`heap kept after V8's own full collections, ${first.sent / 1000}k → ${last.sent / 1000}k mixed requests (${(first.heapKept / MiB).toFixed(1)} → ${(last.heapKept / MiB).toFixed(1)} MB): growth`,
+    const first = await nextCollectionAfter(100_000)
+    const last = await nextCollectionAfter(first.between[1] + 200_000)
+    const when = ({ between: [from, to] }: { between: [number, number] }): string => `${from / 1000}–${to / 1000}k`
+    const change = (key: keyof AfterFullCollection): string => `${(first[key] / MiB).toFixed(1)} → ${(last[key] / MiB).toFixed(1)} MB`
+    table.guard(`heap kept after V8's own full collections at ${when(first)} and ${when(last)} mixed requests (${change('heapKept')}): growth`,
       last.heapKept / first.heapKept - 1, FLOORS.memoryGrowthUnderLoad, percent)
-    table.note('resident memory after the same collections', `${(first.rss / MiB).toFixed(0)} → ${(last.rss / MiB).toFixed(0)} MB`)
+    table.note('memory outside the heap (external) after the same collections', change('external'))
+    table.note('resident memory after the same collections', change('rss'))
   } finally {
     if (running()) server.kill()
     await exited
@@ -319,7 +332,14 @@ const unknown = asked.filter((part) => !(part in PARTS))
 if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${Object.keys(PARTS).join(', ')}`)
 const started = performance.now()
 for (const [name, part] of Object.entries(PARTS)) {
-  if (asked.length === 0 || asked.includes(name)) await part()
+  if (asked.length > 0 && !asked.includes(name)) continue
+  // A part that fails is a failed row: the table of the others still prints.
+  try {
+    await part()
+  } catch (error) {
+    log(`${name}: ${String((error as Error).stack ?? error)}`)
+    table.fail(`${name} part`, (error as Error).message ?? String(error))
+  }
 }
 log(`bench: ${((performance.now() - started) / 60_000).toFixed(1)} min`)
 table.print()

@@ -16,7 +16,7 @@ declare module 'fastify' {
 
 /**
  * The route's 200 answer: `{ data }`, for Fastify to serialize, or, from a thread, the same JSON
- * already encoded (lib/markdown-worker.ts says why).
+ * already encoded (markdown-render-task.ts says why).
  */
 export type RenderedMarkdown = MarkdownHtml | Uint8Array
 
@@ -117,8 +117,8 @@ export interface MarkdownRendererOptions {
   threadHeapMb?: number
 }
 
-// The worker is a sibling of lib/markdown.ts: .ts under the test runner, .js once built.
-const workerFile = new URL(`../lib/markdown-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
+// The worker is a sibling of this file: .ts under the test runner, .js once built.
+const workerFile = new URL(`./markdown-render-task${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
 /**
  * Renders large Markdown in worker threads, so that a 1 MiB input (up to about 2 s and a few

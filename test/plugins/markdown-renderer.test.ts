@@ -38,15 +38,19 @@ t.test('a thread answers the JSON that serializing its HTML on the event loop gi
   const app = await buildRenderer(t)
   // Non-ASCII, a surrogate pair, quotes, backslashes and control characters, all to be escaped or encoded.
   const source = LARGE_DOCUMENT + 'Ünïcödé 😀 "quoted" back\\slash `tab\tand\u0001control` [link](https://example.com/ä?q="x")\n'
+  const serialized = Buffer.from(JSON.stringify({ data: renderSafeMarkdown(source) }))
   t.notOk(rendersQuickly(source))
+  const fromThread = await app.markdown.render(source)
+  t.ok(fromThread instanceof Uint8Array, 'the thread answers encoded JSON, not an object to serialize')
+  t.ok(serialized.equals(fromThread as Uint8Array))
   const answer = await post(app, source)
   t.equal(answer.statusCode, 200)
   t.equal(answer.headers['content-type'], 'application/json; charset=utf-8')
-  t.equal(Number(answer.headers['content-length']), answer.rawPayload.length)
-  t.equal(answer.body, JSON.stringify({ data: renderSafeMarkdown(source) }))
-  t.same(answer.json(), { data: renderSafeMarkdown(source) })
-  const small = await post(app, 'Ünïcödé 😀 "quoted"')
-  t.equal(small.body, JSON.stringify({ data: renderSafeMarkdown('Ünïcödé 😀 "quoted"') }), 'as the event loop answers a small one')
+  t.equal(Number(answer.headers['content-length']), serialized.length)
+  t.ok(serialized.equals(answer.rawPayload), 'the same bytes as the route sends')
+  const small = 'Ünïcödé 😀 "quoted"'
+  t.same(await app.markdown.render(small), { data: renderSafeMarkdown(small) }, 'a small document: an object, for the schema to serialize')
+  t.ok(Buffer.from(JSON.stringify({ data: renderSafeMarkdown(small) })).equals((await post(app, small)).rawPayload))
 })
 
 /** Half a MiB of lazy lines in a deep block quote: the slowest category, most of a second here. */
