@@ -6,7 +6,7 @@
  * TEST_DATABASE_URL, else the local server; `none` to skip) the PostgreSQL server.
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -207,9 +207,6 @@ async function scale (): Promise<void> {
     table.guard(`${users.toLocaleString('en')} users: /health/live p99 while user add lands`, percentile(latencies, 0.99), FLOORS.livenessDuringUserAddP99Ms, ms)
   })
 }
-
-/** VmRSS of a process, in MB. */
-const residentMb = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
 
 async function freePort (): Promise<number> {
   const server = createServer()
