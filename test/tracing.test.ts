@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { cliPath, freePort, httpRequest, runMeridian } from './cluster/harness.js'
@@ -155,4 +157,78 @@ t.test('tracing: spans of a login, a list and a render with their database and R
   }
   t.notOk(exported.includes(password) || logs.includes(password), 'nor the password')
   t.notOk(exported.includes(malformedSecret) || logs.includes(malformedSecret), 'nor a malformed body, quoted by its parser\'s message')
+})
+
+/**
+ * Every module a `meridian serve` process loads, written to a file as it runs: ES modules through a
+ * resolve hook (node:module's register), CommonJS ones from require.cache at exit.
+ */
+const MODULE_RECORDER_HOOKS = `
+import { appendFileSync } from 'node:fs'
+let file
+export function initialize (data) { file = data.file }
+export async function resolve (specifier, context, next) {
+  const resolved = await next(specifier, context)
+  appendFileSync(file, resolved.url + '\\n')
+  return resolved
+}`
+const MODULE_RECORDER = `
+import { register, createRequire } from 'node:module'
+import { appendFileSync } from 'node:fs'
+const file = process.env.MODULES_FILE
+register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(MODULE_RECORDER_HOOKS)}), { data: { file } })
+// require.cache is one object, whichever file a require is created for.
+process.on('exit', () => { appendFileSync(file, Object.keys(createRequire(process.cwd() + '/').cache).join('\\n') + '\\n') })`
+
+/** The modules `meridian serve` loaded while it started, rendered a document and stopped on SIGTERM. */
+async function modulesLoadedByServe (t: Test, extraEnv: Record<string, string>): Promise<string[]> {
+  const port = await freePort('127.0.0.1')
+  const modulesFile = join(t.testdir(), 'modules.txt')
+  const child = spawn(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(MODULE_RECORDER)}`, cliPath, 'serve'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: `sqlite:${join(t.testdir(), 'meridian.db')}`,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      DRAIN_SECONDS: '0',
+      MODULES_FILE: modulesFile,
+      ...extraEnv
+    },
+    stdio: ['ignore', 'ignore', 'inherit']
+  })
+  t.teardown(() => { child.kill('SIGKILL') })
+  const exited = once(child, 'exit')
+  let rendered: Response | undefined
+  for (let attempt = 0; attempt < 300 && rendered === undefined; attempt++) {
+    rendered = await fetch(`http://127.0.0.1:${port}/api/markdown/parse`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ markdown: '# traced?' })
+    }).catch(async () => { await sleep(100); return undefined })
+  }
+  t.equal(rendered?.status, 200, 'the server answered a render')
+  child.kill('SIGTERM')
+  t.same(await exited, [0, null], 'and exited on SIGTERM')
+  return (await readFile(modulesFile, 'utf8')).split('\n').filter((line) => line !== '')
+}
+
+/**
+ * OpenTelemetry's SDK, exporter and instrumentations, @fastify/otel, and lib/tracing.js. Not
+ * `@opentelemetry/api`: prom-client loads it for exemplars whether tracing is on or not, and without
+ * an SDK registered it is a no-op facade.
+ */
+const isTracingModule = (module: string): boolean =>
+  /\/@opentelemetry\/(?!api\/)|\/@fastify\/otel\/|\/lib\/tracing\.js$/.test(module)
+
+t.test('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT): meridian serve loads none of the tracing code', async (t) => {
+  const modules = await modulesLoadedByServe(t, {})
+  t.ok(modules.some((module) => module.endsWith('/dist/app.js')), `the recorder saw the app's modules (${modules.length} in all)`)
+  t.same(modules.filter(isTracingModule), [], 'none of OpenTelemetry\'s SDK, exporter or instrumentations, @fastify/otel or lib/tracing.js')
+})
+
+t.test('tracing on, the control: the same recorder sees OpenTelemetry loaded', async (t) => {
+  // A receiver nobody listens on: spans that cannot be sent are dropped, the server runs on.
+  const modules = await modulesLoadedByServe(t, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort('127.0.0.1')}` })
+  const tracing = modules.filter(isTracingModule)
+  t.ok(tracing.some((module) => module.includes('sdk-trace')), `${tracing.length} modules of tracing loaded, the SDK among them`)
+  t.ok(tracing.some((module) => module.endsWith('/lib/tracing.js')), 'lib/tracing.js among them')
 })
