@@ -229,7 +229,8 @@ const MAX_MEMORY_REQUESTS = 1_500_000
  * `meridian serve` exactly as `npm start` runs it, under mixed load: the heap it keeps after V8's
  * own full collections, read after the first one past 100,000 requests and after the first one at
  * least 200,000 requests later. The load goes on until V8 makes each (here the first under load
- * came after about 550,000 requests), for at most MAX_MEMORY_REQUESTS.
+ * came after 450,000–550,000 requests on Node 20, 100,000–150,000 on Node 24), for at most
+ * MAX_MEMORY_REQUESTS.
  */
 async function memory (): Promise<void> {
   const port = await freePort()
