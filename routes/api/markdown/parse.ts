@@ -26,7 +26,7 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
     if (!(answer instanceof Uint8Array)) return answer
     // A thread's answer is this schema's JSON already encoded, which Fastify sends as it is. The
     // type provider types send() as the object only, hence the cast.
-    return await reply.type('application/json; charset=utf-8').send(answer as unknown as MarkdownHtml)
+    return reply.type('application/json; charset=utf-8').send(answer as unknown as MarkdownHtml)
   })
 }
 
