@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { cliPath, freePort, httpRequest, runMeridian } from './cluster/harness.js'
+import { cliPath, freePort, httpRequest, Replica, runMeridian } from './cluster/harness.js'
 import { postgresDatabase, postgresSkip } from './postgres.js'
 
 const redisUrl = process.env.TEST_REDIS_URL
@@ -182,37 +182,26 @@ process.on('exit', () => { appendFileSync(file, Object.keys(createRequire(proces
 
 /** The modules `meridian serve` loaded while it started, rendered a document and stopped on SIGTERM. */
 async function modulesLoadedByServe (t: Test, extraEnv: Record<string, string>): Promise<string[]> {
-  const port = await freePort('127.0.0.1')
   const directory = t.testdir()
   const modulesFile = join(directory, 'modules.txt')
-  const child = spawn(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(MODULE_RECORDER)}`, cliPath, 'serve'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: `sqlite:${join(directory, 'meridian.db')}`,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      DRAIN_SECONDS: '0',
-      MODULES_FILE: modulesFile,
-      ...extraEnv
-    },
-    stdio: ['ignore', 'ignore', 'inherit']
-  })
-  t.teardown(() => { child.kill('SIGKILL') })
-  const exited = once(child, 'exit')
-  let html: string | undefined
-  for (let attempt = 0; attempt < 300 && html === undefined && child.exitCode === null; attempt++) {
-    html = await fetch(`http://127.0.0.1:${port}/api/markdown/parse`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ markdown: '# traced?' }),
-      signal: AbortSignal.timeout(5000)
-    }).then(async (response) => ((await response.json()) as { data?: string }).data)
-      .catch(async () => { await sleep(100); return undefined })
-  }
-  t.equal(html, '<h1>traced?</h1>\n', 'the server rendered a document')
-  child.kill('SIGTERM')
-  t.same(await exited, [0, null], 'and exited on SIGTERM')
+  const endpoint = { host: '127.0.0.1', port: await freePort('127.0.0.1') }
+  const replica = new Replica(0, endpoint, {
+    PATH: process.env.PATH ?? '',
+    NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(MODULE_RECORDER)}`,
+    DATABASE_URL: `sqlite:${join(directory, 'meridian.db')}`,
+    HOST: endpoint.host,
+    PORT: String(endpoint.port),
+    LOG_LEVEL: 'warn',
+    DRAIN_SECONDS: '0',
+    MODULES_FILE: modulesFile,
+    ...extraEnv
+  }, join(directory, 'serve.log'), 30_000)
+  t.teardown(async () => { if (replica.running) await replica.stop('SIGKILL') })
+  await replica.start()
+  const rendered = await httpRequest(endpoint, '/api/markdown/parse', { agent: false, json: { markdown: '# traced?' } })
+  t.same(rendered.json(), { data: '<h1>traced?</h1>\n' }, 'the server rendered a document')
+  const exit = await replica.stop('SIGTERM')
+  t.same([exit.code, exit.signal], [0, null], 'and exited on SIGTERM')
   return (await readFile(modulesFile, 'utf8')).split('\n').filter((line) => line !== '')
 }
 
