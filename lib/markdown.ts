@@ -1,4 +1,4 @@
-import MarkdownIt, { type Options, type StateCore, type StateInline, type Token } from 'markdown-it'
+import MarkdownIt, { type Options, type RendererRule, type StateInline, type Token } from 'markdown-it'
 import { extendedAutolinks } from './markdown/extended-autolinks.js'
 import { taskLists } from './markdown/task-lists.js'
 import { budgetPaddedTableCells } from './markdown/padded-tables.js'
@@ -77,23 +77,26 @@ function tildeRunsAsText (state: StateInline, silent: boolean): boolean {
   return true
 }
 
+/** An image's description as plain text, with its escapes and entities (`text_special` tokens). */
+function altText (tokens: Token[]): string {
+  let text = ''
+  for (const token of tokens) {
+    if (token.type === 'text' || token.type === 'text_special') text += token.content
+    else if (token.type === 'image') text += altText(token.children ?? [])
+    else if (token.type === 'softbreak' || token.type === 'hardbreak') text += '\n'
+  }
+  return text
+}
+
 /**
- * markdown-it's `text_join` makes escapes and entities (`text_special`) text only outside images,
- * and its renderer leaves them out of alt text: `![a&amp;b](u)` would have `alt="ab"` where
- * CommonMark says `alt="a&amp;b"`. Runs after `text_join`, on images' descriptions.
+ * markdown-it's image rule, with the alt text CommonMark gives: markdown-it's renderer leaves
+ * escapes and entities out of it, so `![a&amp;b](u)` would have `alt="ab"` where CommonMark says
+ * `alt="a&amp;b"`. Otherwise as markdown-it's own (raw HTML, the one other text it keeps, is off).
  */
-function keepEscapesInAltText (state: StateCore): void {
-  const visit = (tokens: Token[]): void => {
-    for (const token of tokens) {
-      if (token.type === 'text_special') token.type = 'text'
-      else if (token.type === 'image') visit(token.children ?? [])
-    }
-  }
-  for (const block of state.tokens) {
-    // An image needs `![` in its block's source (an entity or escape makes no image).
-    if (block.type !== 'inline' || !block.content.includes('![')) continue
-    for (const token of block.children ?? []) if (token.type === 'image') visit(token.children ?? [])
-  }
+const renderImage: RendererRule = (tokens, index, options, _env, self) => {
+  const image = tokens[index]!
+  image.attrSet('alt', altText(image.children ?? []))
+  return self.renderToken(tokens, index, options)
 }
 
 function createRenderer (): MarkdownIt {
@@ -102,7 +105,7 @@ function createRenderer (): MarkdownIt {
   const md = new MarkdownIt('commonmark', options).enable(['table', 'strikethrough'])
   md.validateLink = isSafeUrl
   md.inline.ruler.before('strikethrough', 'tilde_runs_as_text', tildeRunsAsText)
-  md.core.ruler.after('text_join', 'keep_escapes_in_alt_text', keepEscapesInAltText)
+  md.renderer.rules.image = renderImage
   md.use(extendedAutolinks)
   md.use(taskLists)
   md.use(limitDeepQuotes)

@@ -82,7 +82,8 @@ interface Found { start: number, end: number, href: string }
 function findAutolink (text: string, from: number): Found | null {
   for (let index = from; index < text.length; index++) {
     const code = text.charCodeAt(index)
-    if ((code === 0x77 || code === 0x57) && text.slice(index, index + 4).toLowerCase() === 'www.') {
+    // Lower case only, as cmark-gfm compares it: `WWW.example.com` stays text.
+    if (code === 0x77 && text.startsWith('www.', index)) {
       const before = text.charCodeAt(index - 1)
       if (index > 0 && !isSpace(before) && !BEFORE_WWW.has(before)) continue
       const domain = scanDomain(text, index, true)
@@ -162,23 +163,23 @@ function splitText (state: StateCore, token: Token): Token[] | null {
 }
 
 /**
- * Whether a text may hold an extended autolink: each has a `://`, an `@` or a `www.` (in any
- * case). Most text has none, and this test is much cheaper than the scan. An inline token's
+ * Whether a text may hold an extended autolink: each has a `://`, an `@` or a `www.`. Most text
+ * has none, and these native searches are much cheaper than the scan (or one regular expression). An inline token's
  * content is its source, and no text token inside it holds what the source does not (entities
  * and escapes are `text_special` tokens until `text_join`), so a block whose source fails it is
  * skipped whole.
  */
-const MAY_HOLD_AUTOLINK = /:\/\/|@|[wW][wW][wW]\./
+const mayHoldAutolink = (text: string): boolean => text.includes('://') || text.includes('@') || text.includes('www.')
 
 function linkExtendedAutolinks (state: StateCore): void {
   for (const block of state.tokens) {
-    if (block.type !== 'inline' || block.children === null || !MAY_HOLD_AUTOLINK.test(block.content)) continue
+    if (block.type !== 'inline' || block.children === null || !mayHoldAutolink(block.content)) continue
     const children: Token[] = []
     let linkDepth = 0
     for (const token of block.children) {
       if (token.type === 'link_open') linkDepth++
       else if (token.type === 'link_close') linkDepth--
-      const pieces = token.type === 'text' && linkDepth === 0 && MAY_HOLD_AUTOLINK.test(token.content) ? splitText(state, token) : null
+      const pieces = token.type === 'text' && linkDepth === 0 && mayHoldAutolink(token.content) ? splitText(state, token) : null
       if (pieces === null) children.push(token)
       else for (const piece of pieces) { piece.level = token.level; children.push(piece) }
     }

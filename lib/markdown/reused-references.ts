@@ -1,5 +1,5 @@
 import type MarkdownIt from 'markdown-it'
-import type { StateCore } from 'markdown-it'
+import type { RendererRule, Token } from 'markdown-it'
 
 /**
  * Link and image attributes (href, src, title) may total this many times the source length.
@@ -11,20 +11,35 @@ export const LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR = 10
 
 const LINK_ATTRIBUTES = new Set(['href', 'src', 'title'])
 
-/** Core rule after the inline parse: strips link attributes once the document's budget is spent. */
-function limitLinkAttributes (state: StateCore): void {
-  let charsLeft = state.src.length * LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
-  for (const block of state.tokens) {
-    for (const token of block.children ?? []) {
-      if ((token.type !== 'link_open' && token.type !== 'image') || token.attrs === null) continue
-      for (const [name, value] of token.attrs) {
-        if (LINK_ATTRIBUTES.has(name)) charsLeft -= value.length
-      }
-      if (charsLeft < 0) token.attrs = token.attrs.filter(([name]) => !LINK_ATTRIBUTES.has(name))
-    }
+/** What a render has left, kept in markdown-it's per-render `env`. */
+interface LinkAttributeBudget { linkAttributeCharsLeft: number }
+
+/** Charges a link's or an image's attributes to the budget; once it is spent, strips them. */
+function charge (token: Token, budget: LinkAttributeBudget): void {
+  if (token.attrs === null) return
+  for (const [name, value] of token.attrs) {
+    if (LINK_ATTRIBUTES.has(name)) budget.linkAttributeCharsLeft -= value.length
   }
+  if (budget.linkAttributeCharsLeft < 0) token.attrs = token.attrs.filter(([name]) => !LINK_ATTRIBUTES.has(name))
 }
 
+/**
+ * Counted where the HTML is written: the renderer rules of links and images run once per link or
+ * image, so a document without them pays nothing.
+ */
 export function budgetReusedReferences (md: MarkdownIt): void {
-  md.core.ruler.push('budget_reused_references', limitLinkAttributes)
+  md.core.ruler.push('budget_reused_references', (state) => {
+    (state.env as LinkAttributeBudget).linkAttributeCharsLeft = state.src.length * LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR
+  })
+  const rules = md.renderer.rules
+  const renderImage = rules.image!
+  const renderLinkOpen: RendererRule = rules.link_open ?? ((tokens, index, options, _env, self) => self.renderToken(tokens, index, options))
+  rules.link_open = (tokens, index, options, env, self) => {
+    charge(tokens[index]!, env as LinkAttributeBudget)
+    return renderLinkOpen(tokens, index, options, env, self)
+  }
+  rules.image = (tokens, index, options, env, self) => {
+    charge(tokens[index]!, env as LinkAttributeBudget)
+    return renderImage(tokens, index, options, env, self)
+  }
 }

@@ -91,7 +91,7 @@ t.test('extended autolinks', async (t) => {
   t.equal(render('www.exa_mple.com'), '<p>www.exa_mple.com</p>\n', 'no underscore in the last two segments')
   t.equal(render('https://例え.jp'), '<p><a href="https://xn--r8jz45g.jp">https://例え.jp</a></p>\n', 'a host name in punycode in the href')
   t.equal(render('javascript://example.com'), '<p>javascript://example.com</p>\n', 'only http, https and ftp')
-  t.equal(render('Visit WWW.Example.com'), '<p>Visit <a href="http://WWW.Example.com">WWW.Example.com</a></p>\n', 'www. in any case')
+  t.equal(render('Visit WWW.Example.com or www.Example.com'), '<p>Visit WWW.Example.com or <a href="http://www.Example.com">www.Example.com</a></p>\n', 'www. in lower case only, as cmark-gfm compares it')
   t.match(render('| a |\n|---|\n| mail a.b@example.com |'), '<td>mail <a href="mailto:a.b@example.com">a.b@example.com</a></td>', 'in table cells')
   t.equal(render('*x* ftp://example.com/a, **y**'), '<p><em>x</em> <a href="ftp://example.com/a">ftp://example.com/a</a>, <strong>y</strong></p>\n', 'between other inline tokens')
 })
