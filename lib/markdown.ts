@@ -10,7 +10,7 @@ import { limitDeepQuotes } from './markdown/deep-quotes.js'
  * strikethrough, task list items and extended autolinks),
  * raw HTML escaped, dangerous URL schemes never emitted as links, and work bounded by the size
  * of the input whatever its shape. Built on markdown-it's public interface: its options, its
- * `validateLink`, and rules added through its rulers. Knows nothing of HTTP.
+ * `validateLink`, rules added through its rulers, and renderer rules. Knows nothing of HTTP.
  */
 
 /** Longest accepted source, in characters as JSON Schema counts them; the request schema enforces it. */
