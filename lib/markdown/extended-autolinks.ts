@@ -164,10 +164,10 @@ function splitText (state: StateCore, token: Token): Token[] | null {
 
 /**
  * Whether a text may hold an extended autolink: each has a `://`, an `@` or a `www.`. Most text
- * has none, and these native searches are much cheaper than the scan (or one regular expression). An inline token's
- * content is its source, and no text token inside it holds what the source does not (entities
- * and escapes are `text_special` tokens until `text_join`), so a block whose source fails it is
- * skipped whole.
+ * has none, and these native searches cost much less than the scan (or one regular expression).
+ * An inline token's content is its source, and no text token inside it holds what the source
+ * does not (entities and escapes are `text_special` tokens until `text_join`), so a block whose
+ * source fails it is skipped whole.
  */
 const mayHoldAutolink = (text: string): boolean => text.includes('://') || text.includes('@') || text.includes('www.')
 
