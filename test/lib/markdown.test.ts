@@ -226,6 +226,11 @@ t.test('bounds', async (t) => {
     t.ok(html.length < source.length * (LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR + 10), `output ${html.length} for input ${source.length}`)
     t.match(html, /^<p><a href="\/x+" title="t+">r<\/a>/, 'the first uses are links')
     t.match(html, /<a>r<\/a><\/p>\n$/, 'the last ones keep only their text')
+    const imageSource = `[r]: /${'x'.repeat(10_000)}\n\n` + '![r]'.repeat(10_000)
+    const images = render(imageSource)
+    t.ok(images.length < imageSource.length * (LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR + 10), `output ${images.length} for input ${imageSource.length}`)
+    t.match(images, /^<p><img src="\/x+" alt="r" \/>/, 'images are charged too: the first keep their source')
+    t.match(images, /<img alt="r" \/><\/p>\n$/, 'the last ones keep only their alt text')
   })
   await t.test('ordinary documents are far from every budget', async (t) => {
     const links = Array.from({ length: 200 }, (_, i) => `[link ${i}](https://example.com/${i} "title ${i}")`).join('\n')
