@@ -77,26 +77,23 @@ function tildeRunsAsText (state: StateInline, silent: boolean): boolean {
   return true
 }
 
-/** An image's description as plain text, with its escapes and entities (`text_special` tokens). */
-function altText (tokens: Token[]): string {
-  let text = ''
-  for (const token of tokens) {
-    if (token.type === 'text' || token.type === 'text_special') text += token.content
-    else if (token.type === 'image') text += altText(token.children ?? [])
-    else if (token.type === 'softbreak' || token.type === 'hardbreak') text += '\n'
-  }
-  return text
-}
-
 /**
- * markdown-it's image rule, with the alt text CommonMark gives: markdown-it's renderer leaves
- * escapes and entities out of it, so `![a&amp;b](u)` would have `alt="ab"` where CommonMark says
- * `alt="a&amp;b"`. Otherwise as markdown-it's own (raw HTML, the one other text it keeps, is off).
+ * markdown-it's image rule, with the alt text CommonMark gives. markdown-it's `text_join` makes
+ * escapes and entities (`text_special`) text only outside images, and its renderer leaves them out
+ * of alt text: `![a&amp;b](u)` would have `alt="ab"` where CommonMark says `alt="a&amp;b"`. Made
+ * text here, in the image's description (nested images included), before markdown-it's own rule.
  */
-const renderImage: RendererRule = (tokens, index, options, _env, self) => {
-  const image = tokens[index]!
-  image.attrSet('alt', altText(image.children ?? []))
-  return self.renderToken(tokens, index, options)
+function keepEscapesInAltText (renderImage: RendererRule): RendererRule {
+  const escapesAsText = (tokens: Token[]): void => {
+    for (const token of tokens) {
+      if (token.type === 'text_special') token.type = 'text'
+      else if (token.type === 'image') escapesAsText(token.children ?? [])
+    }
+  }
+  return (tokens, index, options, env, self) => {
+    escapesAsText(tokens[index]!.children ?? [])
+    return renderImage(tokens, index, options, env, self)
+  }
 }
 
 function createRenderer (): MarkdownIt {
@@ -105,7 +102,7 @@ function createRenderer (): MarkdownIt {
   const md = new MarkdownIt('commonmark', options).enable(['table', 'strikethrough'])
   md.validateLink = isSafeUrl
   md.inline.ruler.before('strikethrough', 'tilde_runs_as_text', tildeRunsAsText)
-  md.renderer.rules.image = renderImage
+  md.renderer.rules.image = keepEscapesInAltText(md.renderer.rules.image!)
   md.use(extendedAutolinks)
   md.use(taskLists)
   md.use(limitDeepQuotes)
