@@ -33,10 +33,16 @@ export const ConfigSchema = Type.Object({
    */
   DRAIN_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 5 }),
   /**
-   * Where traces go (OTLP over HTTP, e.g. http://collector:4318); unset, nothing of tracing is
-   * loaded. The other standard OTEL_* variables are read by OpenTelemetry itself (lib/tracing.ts).
+   * Where traces go, OTLP over HTTP: a collector's base URL (http://collector:4318, to which the
+   * exporter adds /v1/traces), or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, the traces URL itself, which
+   * wins. The other standard OTEL_* variables are read by OpenTelemetry itself (lib/tracing.ts).
    */
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  /** OpenTelemetry's switch: `true` (any case) turns tracing off whatever the endpoints say. */
+  OTEL_SDK_DISABLED: Type.Optional(Type.String()),
+  /** `none` turns tracing off; OTLP is the only exporter here, so nothing else is taken. */
+  OTEL_TRACES_EXPORTER: Type.Optional(Type.Union([Type.Literal('otlp'), Type.Literal('none')])),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' }
@@ -44,6 +50,16 @@ export const ConfigSchema = Type.Object({
 })
 
 export type Env = Static<typeof ConfigSchema>
+
+/**
+ * Whether traces are exported, by OpenTelemetry's standard variables: an OTLP endpoint is set and
+ * neither OTEL_SDK_DISABLED nor OTEL_TRACES_EXPORTER turns them off. When not, server.ts loads
+ * nothing of tracing.
+ */
+export function isTracingOn (env: Pick<Env, Extract<keyof Env, `OTEL_${string}`>>): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || env.OTEL_TRACES_EXPORTER === 'none') return false
+  return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined || env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined
+}
 
 /** Configuration after the start-up has resolved what the environment may leave out. */
 export type Config = Omit<Env, 'JWT_SECRET' | 'JWT_PREVIOUS_SECRETS'> & {

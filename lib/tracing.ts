@@ -1,6 +1,6 @@
 /**
- * OpenTelemetry traces, loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set (server.ts imports
- * this module dynamically): a span per request with its route and status (@fastify/otel), child
+ * OpenTelemetry traces, loaded only when config.ts's isTracingOn says so (server.ts imports this
+ * module dynamically): a span per request with its route and status (@fastify/otel), child
  * spans for each PostgreSQL query and Redis command, exported over OTLP/HTTP. The standard
  * OTEL_* variables (service name, resource attributes, sampler, batch delays, headers) apply.
  *

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { ConfigError, loadConfig, readEnv, trustProxyOption } from '../config.js'
+import { ConfigError, isTracingOn, loadConfig, readEnv, trustProxyOption } from '../config.js'
 
 t.test('defaults are the contract\'s (CONTRACT C Configuration)', async (t) => {
   const env = readEnv({})
@@ -33,13 +33,35 @@ t.test('invalid configuration fails with one line naming the variable', async (t
     [{ TRUST_PROXY: '10.0.0.1/33' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '-1' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '10.0.0.1,' }, 'TRUST_PROXY'],
-    [{ DATABASE_URL: 'postgres://%', JWT_SECRET: 'x'.repeat(32) }, 'DATABASE_URL']
+    [{ DATABASE_URL: 'postgres://%', JWT_SECRET: 'x'.repeat(32) }, 'DATABASE_URL'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
+    [{ OTEL_TRACES_EXPORTER: 'console' }, 'OTEL_TRACES_EXPORTER']
   ]
   for (const [env, variable] of cases) {
     const error = t.throws(() => loadConfig(env), ConfigError, JSON.stringify(env)) as unknown as Error
     t.match(error.message, variable, JSON.stringify(env))
     t.notMatch(error.message, '\n', 'one line')
   }
+})
+
+t.test('tracing is on when an OTLP endpoint is set, by OpenTelemetry\'s standard variables', async (t) => {
+  const base = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }
+  const traces = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector:4318/v1/traces' }
+  const cases: Array<[Record<string, string>, boolean]> = [
+    [{}, false],
+    [base, true],
+    [traces, true],
+    [{ ...base, ...traces }, true],
+    [{ ...base, OTEL_SDK_DISABLED: 'true' }, false],
+    [{ ...traces, OTEL_SDK_DISABLED: ' TRUE ' }, false],
+    [{ ...base, OTEL_SDK_DISABLED: 'false' }, true],
+    [{ ...base, OTEL_SDK_DISABLED: '1' }, true], // only "true" disables, as the specification reads
+    [{ ...base, OTEL_TRACES_EXPORTER: 'none' }, false],
+    [{ ...traces, OTEL_TRACES_EXPORTER: 'otlp' }, true],
+    [{ OTEL_SDK_DISABLED: 'false', OTEL_TRACES_EXPORTER: 'otlp' }, false]
+  ]
+  for (const [env, on] of cases) t.equal(isTracingOn(readEnv(env)), on, JSON.stringify(env))
 })
 
 t.test('without JWT_SECRET a key is generated once beside the embedded database', async (t) => {

@@ -213,7 +213,7 @@ async function modulesLoadedByServe (t: Test, extraEnv: Record<string, string>):
 const isTracingModule = (module: string): boolean =>
   /\/@opentelemetry\/(?!api\/)|\/@fastify\/otel\/|\/lib\/tracing\.js$/.test(module)
 
-t.test('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT): meridian serve loads none of the tracing code', async (t) => {
+t.test('tracing off (no OTLP endpoint): meridian serve loads none of the tracing code', async (t) => {
   const modules = await modulesLoadedByServe(t, {})
   t.ok(modules.some((module) => module.endsWith('/dist/app.js')), `the recorder saw the app's modules (${modules.length} in all)`)
   t.same(modules.filter(isTracingModule), [], 'none of OpenTelemetry\'s SDK, exporter or instrumentations, @fastify/otel or lib/tracing.js')
@@ -227,4 +227,19 @@ t.test('tracing on, the control: the same recorder sees OpenTelemetry loaded', a
   const tracing = modules.filter(isTracingModule)
   t.ok(tracing.some((module) => module.includes('sdk-trace')), `${tracing.length} modules of tracing loaded, the SDK among them`)
   t.ok(tracing.some((module) => module.endsWith('/lib/tracing.js')), 'lib/tracing.js among them')
+})
+
+t.test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone turns tracing on: the render\'s span reaches that URL', async (t) => {
+  const receiver = await otlpReceiver(t)
+  const modules = await modulesLoadedByServe(t, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces` })
+  t.ok(modules.some((module) => module.endsWith('/lib/tracing.js')), 'lib/tracing.js loaded')
+  // The exporter flushed its batch as the server stopped on SIGTERM.
+  t.ok(receiver.spans.some((span) => span.name === 'POST /api/markdown/parse'), `the render's span arrived (${receiver.spans.length} spans)`)
+})
+
+t.test('OTEL_SDK_DISABLED=true turns tracing off whatever the endpoint', async (t) => {
+  const receiver = await otlpReceiver(t)
+  const modules = await modulesLoadedByServe(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SDK_DISABLED: 'true' })
+  t.same(modules.filter(isTracingModule), [], 'none of the tracing code loaded')
+  t.same(receiver.bodies, [], 'nothing sent')
 })
