@@ -8,6 +8,7 @@ import t from 'tap'
 import { DEMO_PASSWORD, DEMO_USERNAME } from '../lib/demo-users.js'
 
 const cliPath = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
+const repositoryRoot = fileURLToPath(new URL('..', import.meta.url))
 
 async function freePort (): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1')
@@ -46,7 +47,7 @@ async function waitForReady (base: string, child: ChildProcess): Promise<void> {
   throw new Error('server did not become ready')
 }
 
-t.test('npm start: demo users on an empty database, then a graceful SIGTERM', async (t) => {
+t.test('meridian serve: demo users on an empty database, then a graceful SIGTERM', async (t) => {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const child = spawn(process.execPath, [cliPath, 'serve'], {
@@ -144,4 +145,30 @@ t.test('a start that fails (port already taken) exits 1 with one line', async (t
   t.equal(code, 1)
   t.match(stderr, /^meridian: listen EADDRINUSE/)
   t.equal(stderr.trim().split('\n').length, 1, 'one line')
+})
+
+t.test('npm start hands SIGTERM on to the server, which drains and exits: no server is left behind', async (t) => {
+  const port = await freePort()
+  const npm = spawn('npm', ['start'], {
+    cwd: repositoryRoot,
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), DATABASE_URL: `sqlite:${join(t.testdir(), 'meridian.db')}`, LOG_LEVEL: 'info', DRAIN_SECONDS: '0' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  npm.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
+  npm.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString() })
+  const npmExited = once(npm, 'exit')
+  await waitForReady(`http://127.0.0.1:${port}`, npm)
+  const server = output.split('\n').map((line) => /^\{"level":30,.*"pid":(\d+)/.exec(line)?.[1]).find((pid) => pid !== undefined)
+  t.ok(server, 'the server logged its pid')
+  const serverPid = Number(server)
+  const isRunning = (): boolean => { try { process.kill(serverPid, 0); return true } catch { return false } }
+  t.teardown(() => { if (isRunning()) process.kill(serverPid, 'SIGKILL') })
+  t.not(serverPid, npm.pid, 'npm runs the server as a child process')
+
+  npm.kill('SIGTERM')
+  await npmExited
+  for (let i = 0; i < 100 && isRunning(); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  t.notOk(isRunning(), 'the server exited with npm')
+  t.match(output, /"signal":"SIGTERM","msg":"closing"/, 'after a graceful close on SIGTERM')
 })
