@@ -41,8 +41,8 @@ export const ConfigSchema = Type.Object({
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   /** OpenTelemetry's switch: `true` (any case) turns tracing off whatever the endpoints say. */
   OTEL_SDK_DISABLED: Type.Optional(Type.String()),
-  /** `none` turns tracing off; OTLP is the only exporter here, so nothing else is taken. */
-  OTEL_TRACES_EXPORTER: Type.Optional(Type.Union([Type.Literal('otlp'), Type.Literal('none')])),
+  /** `none` (any case) turns tracing off; OTLP is the only exporter here, so other values change nothing. */
+  OTEL_TRACES_EXPORTER: Type.Optional(Type.String()),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' }
@@ -57,7 +57,8 @@ export type Env = Static<typeof ConfigSchema>
  * nothing of tracing.
  */
 export function isTracingOn (env: Pick<Env, Extract<keyof Env, `OTEL_${string}`>>): boolean {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || env.OTEL_TRACES_EXPORTER === 'none') return false
+  const says = (value: string | undefined, word: string): boolean => value?.trim().toLowerCase() === word
+  if (says(env.OTEL_SDK_DISABLED, 'true') || says(env.OTEL_TRACES_EXPORTER, 'none')) return false
   return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined || env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined
 }
 
@@ -78,7 +79,7 @@ export class ConfigError extends Error {
 export function readEnv (source: NodeJS.ProcessEnv = process.env): Env {
   let env: Env
   try {
-    env = envSchema<Env>({ schema: ConfigSchema, data: source, dotenv: false })
+    env = envSchema<Env>({ schema: ConfigSchema, data: withoutEmptyOpenTelemetryVariables(source), dotenv: false })
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
     throw new ConfigError(`Invalid configuration: ${message.replace(/^env\/?/, '').split(', ')[0]}`)
@@ -91,6 +92,11 @@ export function readEnv (source: NodeJS.ProcessEnv = process.env): Env {
     throw new ConfigError('Invalid configuration: DATABASE_URL is not a valid postgres:// URL')
   }
   return env
+}
+
+/** OpenTelemetry's specification reads an empty OTEL_* variable as unset. */
+function withoutEmptyOpenTelemetryVariables (source: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(source).filter(([name, value]) => !(name.startsWith('OTEL_') && value === '')))
 }
 
 /** What pg's connection-string parser will take: a URL whose escapes decode. */

@@ -35,8 +35,7 @@ t.test('invalid configuration fails with one line naming the variable', async (t
     [{ TRUST_PROXY: '10.0.0.1,' }, 'TRUST_PROXY'],
     [{ DATABASE_URL: 'postgres://%', JWT_SECRET: 'x'.repeat(32) }, 'DATABASE_URL'],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
-    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
-    [{ OTEL_TRACES_EXPORTER: 'console' }, 'OTEL_TRACES_EXPORTER']
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']
   ]
   for (const [env, variable] of cases) {
     const error = t.throws(() => loadConfig(env), ConfigError, JSON.stringify(env)) as unknown as Error
@@ -58,8 +57,13 @@ t.test('tracing is on when an OTLP endpoint is set, by OpenTelemetry\'s standard
     [{ ...base, OTEL_SDK_DISABLED: 'false' }, true],
     [{ ...base, OTEL_SDK_DISABLED: '1' }, true], // only "true" disables, as the specification reads
     [{ ...base, OTEL_TRACES_EXPORTER: 'none' }, false],
+    [{ ...base, OTEL_TRACES_EXPORTER: ' None' }, false],
     [{ ...traces, OTEL_TRACES_EXPORTER: 'otlp' }, true],
-    [{ OTEL_SDK_DISABLED: 'false', OTEL_TRACES_EXPORTER: 'otlp' }, false]
+    [{ ...traces, OTEL_TRACES_EXPORTER: 'console' }, true], // OTLP is the only exporter: other names change nothing
+    [{ OTEL_SDK_DISABLED: 'false', OTEL_TRACES_EXPORTER: 'otlp' }, false], // no endpoint: off, as the issue asks
+    // An empty variable is unset (the specification): it neither fails the start nor turns tracing on or off.
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: '' }, false],
+    [{ ...base, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_SDK_DISABLED: '', OTEL_TRACES_EXPORTER: '' }, true]
   ]
   for (const [env, on] of cases) t.equal(isTracingOn(readEnv(env)), on, JSON.stringify(env))
 })

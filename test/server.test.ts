@@ -149,19 +149,22 @@ t.test('a start that fails (port already taken) exits 1 with one line', async (t
 
 t.test('npm start hands SIGTERM on to the server, which drains and exits: no server is left behind', async (t) => {
   const port = await freePort()
+  // Run by the shell npm starts it with (sh -c); a shell that does not exec its command, as
+  // Debian's dash does not, would stop on the signal and leave the server running.
   const npm = spawn('npm', ['start'], {
     cwd: repositoryRoot,
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), DATABASE_URL: `sqlite:${join(t.testdir(), 'meridian.db')}`, LOG_LEVEL: 'info', DRAIN_SECONDS: '0' },
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), DATABASE_URL: `sqlite:${join(t.testdir(), 'meridian.db')}`, LOG_LEVEL: 'info', DRAIN_SECONDS: '1' },
     stdio: ['ignore', 'pipe', 'pipe']
   })
+  const npmExited = new Promise<void>((resolve, reject) => { npm.once('exit', () => { resolve() }).once('error', reject) })
+  t.teardown(() => { npm.kill('SIGKILL') })
   let output = ''
   npm.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
   npm.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString() })
-  const npmExited = once(npm, 'exit')
-  await waitForReady(`http://127.0.0.1:${port}`, npm)
-  const server = output.split('\n').map((line) => /^\{"level":30,.*"pid":(\d+)/.exec(line)?.[1]).find((pid) => pid !== undefined)
-  t.ok(server, 'the server logged its pid')
-  const serverPid = Number(server)
+  await Promise.race([waitForReady(`http://127.0.0.1:${port}`, npm), npmExited.then(() => { throw new Error(`npm start exited: ${output.slice(-500)}`) })])
+  const logLines = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { pid?: number, msg?: string, signal?: string })
+  const serverPid = logLines.find((line) => line.pid !== undefined)?.pid
+  if (serverPid === undefined) throw new Error(`the server logged no pid: ${output.slice(-500)}`)
   const isRunning = (): boolean => { try { process.kill(serverPid, 0); return true } catch { return false } }
   t.teardown(() => { if (isRunning()) process.kill(serverPid, 'SIGKILL') })
   t.not(serverPid, npm.pid, 'npm runs the server as a child process')
@@ -170,5 +173,6 @@ t.test('npm start hands SIGTERM on to the server, which drains and exits: no ser
   await npmExited
   for (let i = 0; i < 100 && isRunning(); i++) await new Promise((resolve) => setTimeout(resolve, 50))
   t.notOk(isRunning(), 'the server exited with npm')
-  t.match(output, /"signal":"SIGTERM","msg":"closing"/, 'after a graceful close on SIGTERM')
+  t.match(output, /"signal":"SIGTERM","msg":"closing"/, 'on SIGTERM')
+  t.match(output, /"msg":"draining: readiness answers 503/, 'after its drain')
 })

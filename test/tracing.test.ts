@@ -229,9 +229,14 @@ t.test('tracing on, the control: the same recorder sees OpenTelemetry loaded', a
   t.ok(tracing.some((module) => module.endsWith('/lib/tracing.js')), 'lib/tracing.js among them')
 })
 
-t.test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone turns tracing on: the render\'s span reaches that URL', async (t) => {
+t.test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT turns tracing on and wins over OTEL_EXPORTER_OTLP_ENDPOINT: the render\'s span reaches it', async (t) => {
   const receiver = await otlpReceiver(t)
-  const modules = await modulesLoadedByServe(t, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces` })
+  const modules = await modulesLoadedByServe(t, {
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+    // Nobody listens there: spans sent to it would be lost.
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort('127.0.0.1')}`,
+    OTEL_BSP_SCHEDULE_DELAY: '100'
+  })
   t.ok(modules.some((module) => module.endsWith('/lib/tracing.js')), 'lib/tracing.js loaded')
   // The exporter flushed its batch as the server stopped on SIGTERM.
   t.ok(receiver.spans.some((span) => span.name === 'POST /api/markdown/parse'), `the render's span arrived (${receiver.spans.length} spans)`)
