@@ -162,8 +162,8 @@ t.test('npm start hands SIGTERM on to the server, which drains and exits: no ser
   npm.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
   npm.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString() })
   await Promise.race([waitForReady(`http://127.0.0.1:${port}`, npm), npmExited.then(() => { throw new Error(`npm start exited: ${output.slice(-500)}`) })])
-  const logLines = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { pid?: number, msg?: string, signal?: string })
-  const serverPid = logLines.find((line) => line.pid !== undefined)?.pid
+  const serverPid = output.split('\n').filter((line) => line.startsWith('{'))
+    .map((line) => (JSON.parse(line) as { pid?: number }).pid).find((pid) => pid !== undefined)
   if (serverPid === undefined) throw new Error(`the server logged no pid: ${output.slice(-500)}`)
   const isRunning = (): boolean => { try { process.kill(serverPid, 0); return true } catch { return false } }
   t.teardown(() => { if (isRunning()) process.kill(serverPid, 'SIGKILL') })
