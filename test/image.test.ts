@@ -1,11 +1,10 @@
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { skipIfMissing } from './requirements.js'
+import { switchSkip } from './requirements.js'
 
 const script = fileURLToPath(new URL('../scripts/image-smoke.sh', import.meta.url))
-const skip = skipIfMissing(process.env.MERIDIAN_IMAGE_TEST !== '1' &&
-  'the container image check (a clean production install, about two minutes) runs when MERIDIAN_IMAGE_TEST=1, as .ci/run sets it')
+const skip = switchSkip('MERIDIAN_IMAGE_TEST', 'the container image check (a clean production install, about two minutes)')
 
 t.test('the Dockerfile\'s build and start, done without Docker', { skip, timeout: 900_000 }, async (t) => {
   const result = spawnSync('bash', [script], { encoding: 'utf8', timeout: 900_000 })

@@ -12,6 +12,18 @@ export function skipIfMissing (missing: string | false): string | false {
   return `skipped: ${missing}`
 }
 
+/**
+ * The `skip` option of a group that runs when its switch is `1`. Unset under `CI=true`, it fails
+ * the run; set to `0`, the group is off on purpose (`.ci/run` runs the cluster and image groups on
+ * one Node version only) and is skipped, CI or not.
+ */
+export function switchSkip (name: string, what: string): string | false {
+  const value = process.env[name]
+  if (value === '1') return false
+  if (value === '0') return `skipped: ${name}=0 switches off ${what}`
+  return skipIfMissing(`${what} runs when ${name}=1, as .ci/run sets it`)
+}
+
 export const redisUrl = process.env.TEST_REDIS_URL
 
 export function redisSkip (): string | false {

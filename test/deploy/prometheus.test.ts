@@ -14,8 +14,9 @@ interface Rule { alert?: string, record?: string, expr: string }
 interface AlertTest { alertname: string, exp_alerts?: unknown[] }
 const rules = (parse(readFileSync(join(directory, 'alerts.yml'), 'utf8')) as { groups: Array<{ rules: Rule[] }> })
   .groups.flatMap((group) => group.rules)
-const alertTests = (parse(readFileSync(join(directory, 'alerts.test.yml'), 'utf8')) as { tests: Array<{ alert_rule_test?: AlertTest[] }> })
-  .tests.flatMap((test) => test.alert_rule_test ?? [])
+const ruleTestFiles = ['alerts.test.yml', 'alerts-slow-burn.test.yml']
+const alertTests = ruleTestFiles.flatMap((file) => (parse(readFileSync(join(directory, file), 'utf8')) as { tests: Array<{ alert_rule_test?: AlertTest[] }> })
+  .tests.flatMap((test) => test.alert_rule_test ?? []))
 
 async function promtoolVersion (): Promise<string | undefined> {
   try {
@@ -34,7 +35,7 @@ t.test('promtool accepts the scrape configuration and the rules, and every rule 
   t.match((await run(PROMTOOL, ['check', 'config', 'prometheus.yml'], options)).stdout, /SUCCESS/)
   t.match((await run(PROMTOOL, ['check', 'rules', 'alerts.yml'], options)).stdout, /SUCCESS/)
   // promtool exits non-zero, and `run` rejects with its report, when a test fails.
-  t.match((await run(PROMTOOL, ['test', 'rules', 'alerts.test.yml'], options)).stdout, /SUCCESS/)
+  t.match((await run(PROMTOOL, ['test', 'rules', ...ruleTestFiles], options)).stdout, /SUCCESS/)
 })
 
 t.test('every alert is unit-tested both firing and not firing', async (t) => {

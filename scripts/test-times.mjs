@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// Prints the slowest test files and subtests of a tap run, from its TAP output (a file, or
+// standard input): `npm test 2>&1 | tee tap.log; node scripts/test-times.mjs tap.log`.
+// .ci/run prints it after every suite, so that the next slow test is seen the day it lands.
+import { readFileSync } from 'node:fs'
+
+const SHOWN = 10
+const text = readFileSync(process.argv[2] ?? 0, 'utf8')
+
+// "ok 12 - test/cli.test.ts # time=20260.525ms" at the top level, the file's own subtests one
+// level (four spaces) in; "# SKIP" lines carry no time.
+const point = /^( *)(?:not )?ok \d+ - (.*?) # time=([\d.]+)ms/
+const files = []
+const subtests = []
+let file = '?'
+for (const line of text.split('\n')) {
+  if (line.startsWith('# Subtest: ')) file = line.slice('# Subtest: '.length)
+  const match = point.exec(line)
+  if (match === null) continue
+  const [, indent, name, ms] = match
+  if (indent === '') files.push({ name, seconds: Number(ms) / 1000 })
+  else if (indent === '    ') subtests.push({ name: `${file} > ${name}`, seconds: Number(ms) / 1000 })
+}
+
+const table = (title, rows) => {
+  console.log(`\n${title}`)
+  for (const { name, seconds } of rows.sort((a, b) => b.seconds - a.seconds).slice(0, SHOWN)) {
+    console.log(`${seconds.toFixed(1).padStart(7)} s  ${name}`)
+  }
+}
+const total = files.reduce((sum, { seconds }) => sum + seconds, 0)
+table(`The ${SHOWN} slowest of ${files.length} test files (${total.toFixed(0)} s of files in all; tap runs several at a time):`, files)
+table(`The ${SHOWN} slowest subtests:`, subtests)
