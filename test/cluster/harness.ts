@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -20,11 +20,10 @@ import { Redis } from 'ioredis'
 import { onExit } from 'signal-exit'
 import type { Test } from 'tap'
 import { createPostgresDatabase } from '../postgres.js'
-import { skipIfMissing } from '../requirements.js'
+import { switchSkip } from '../requirements.js'
 
-export const CLUSTER_TEST_SKIP_REASON = 'the cluster tests are off: set MERIDIAN_CLUSTER_TEST=1 (needs PostgreSQL, Redis, nginx)'
 /** `{ skip }` for a tap test that needs the cluster. */
-export const clusterTestSkip = skipIfMissing(process.env.MERIDIAN_CLUSTER_TEST !== '1' && CLUSTER_TEST_SKIP_REASON)
+export const clusterTestSkip = switchSkip('MERIDIAN_CLUSTER_TEST', 'the cluster group (replicas behind nginx on PostgreSQL and Redis)')
 
 export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url))
 export const cliPath = join(repositoryRoot, 'dist', 'cli.js')
@@ -208,6 +207,19 @@ async function exitOf (child: ChildProcess, graceMs: number): Promise<{ code: nu
   return { code, signal }
 }
 
+/** The pids of `parent`'s child processes, from /proc. */
+function childrenOf (parent: number): number[] {
+  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).flatMap((pid) => {
+    try {
+      // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent ? [Number(pid)] : []
+    } catch {
+      return [] // exited meanwhile
+    }
+  })
+}
+
 function isRunning (child: ChildProcess | undefined): boolean {
   return child !== undefined && child.exitCode === null && child.signalCode === null
 }
@@ -238,6 +250,11 @@ export function templateNginxConfig (text: string, balancer: Endpoint, replicas:
 
   // The shipped file's own access log (with its format) goes to the run directory too.
   templated = templated.replace(/(?<![\w-])access_log\s+(?!off\b)[^\s;]+/g, () => `access_log ${join(directory, 'access-shipped.log')}`)
+  // So does its error log, at its own level; a file without one gets nginx's default level.
+  const errorLog = /(?<![\w-])error_log\s+(?!stderr\b)[^\s;]+/g
+  templated = errorLog.test(templated)
+    ? templated.replace(errorLog, () => `error_log ${join(directory, 'error.log')}`)
+    : `error_log ${join(directory, 'error.log')} error;\n${templated}`
 
   const files = [
     // On one machine the kernel would pick 127.0.0.1 to reach the replicas; a balancer of its own
@@ -477,7 +494,7 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
     writeFileSync(configFile, templateNginxConfig(text, balancer, replicas.map((r) => r.endpoint), directory))
   }
   writeConfig(options.nginxConfig ?? readFileSync(deployNginxConfigPath, 'utf8'))
-  const nginx = spawn(NGINX, ['-p', directory, '-c', configFile, '-g', `daemon off; pid ${join(directory, 'nginx.pid')}; error_log ${errorLog} notice;`], { stdio: ['ignore', 'ignore', 'pipe'] })
+  const nginx = spawn(NGINX, ['-p', directory, '-c', configFile, '-g', `daemon off; pid ${join(directory, 'nginx.pid')};`], { stdio: ['ignore', 'ignore', 'pipe'] })
   children.add(nginx)
   let nginxStderr = ''
   nginx.stderr?.on('data', (chunk: Buffer) => { nginxStderr += chunk.toString() })
@@ -537,12 +554,15 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
     startReplica,
     async reloadBalancer (config) {
       if (config !== undefined) writeConfig(config)
-      const before = nginxErrorLog().split('\n').length
+      const master = nginx.pid
+      if (master === undefined) throw new Error('nginx is not running')
+      const before = new Set(childrenOf(master))
       nginx.kill('SIGHUP')
-      // nginx has no "reloaded" signal back: wait until the new workers say they started.
+      // nginx has no "reloaded" signal back, and the shipped error log level (crit) does not say
+      // it: wait until the master has started workers it did not have before.
       const deadline = performance.now() + 5000
       while (performance.now() < deadline) {
-        if (/start worker process/.test(nginxErrorLog().split('\n').slice(before - 1).join('\n'))) return
+        if (childrenOf(master).some((pid) => !before.has(pid))) return
         await sleep(20)
       }
       throw new Error(`nginx did not reload: ${nginxErrorLog()}`)

@@ -24,12 +24,14 @@ t.test('deploy/nginx.conf keeps every directive but the addresses', async (t) =>
   t.same(servers, ['server 127.0.1.3:3001 max_fails=1 fail_timeout=2s', 'server 127.0.1.4:3002 max_fails=1 fail_timeout=2s', 'server 127.0.1.5:3003 max_fails=1 fail_timeout=2s'], 'one upstream server per replica, with the shipped parameters')
   t.same(directives(templated).filter((directive) => directive.startsWith('listen ')), ['listen 127.0.1.2:8080'])
 
-  const changed = /^(server|listen) |_temp_path |^access_log |^proxy_bind /
+  const changed = /^(server|listen) |_temp_path |^access_log |^error_log |^proxy_bind /
   const kept = directives(templated).filter((directive) => !changed.test(directive))
   t.same(kept, directives(deployConfig).filter((directive) => !changed.test(directive)), 'everything else is the shipped file, in order')
   t.match(templated, 'proxy_bind 127.0.1.2;', 'nginx connects to the replicas from its own address')
   t.match(templated, 'proxy_temp_path /run/cluster/proxy_temp;', 'and keeps its files in the run directory')
   t.match(templated, 'access_log /run/cluster/access-shipped.log meridian;', 'its own access log too, in its own format')
+  t.match(templated, 'error_log /run/cluster/error.log crit;', 'and its error log at the shipped level')
+  t.match(templateNginxConfig(STOCK_NGINX_CONFIG, balancer, replicas, '/run/cluster'), /^error_log \/run\/cluster\/error.log error;/, 'a file without one gets nginx\'s default')
   t.match(deployConfig, /log_format meridian [^;]*request_id=\$meridian_request_id/, 'whose lines carry the request id the replicas log')
 })
 

@@ -6,8 +6,8 @@ import { startLoad } from './load.js'
 import { postgresServerSkip, startPostgresServer } from './postgres-server.js'
 
 /**
- * A real PostgreSQL restart (`pg_ctl restart -m fast`: every connection closed, the server gone
- * for a moment, then back on the same port) under two replicas behind deploy/nginx.conf.
+ * A real PostgreSQL restart (`pg_ctl stop -m fast`: every connection closed; the server gone for
+ * a second; `pg_ctl start` on the same port) under two replicas behind deploy/nginx.conf.
  */
 /** A replica's start takes 1 s on a quiet machine, 15 s or more on a shared one under load. */
 const READY_TIMEOUT_MS = 120_000
@@ -16,6 +16,8 @@ const NETWORK = '127.0.24'
 const POSTGRES_HOST = `${NETWORK}.30`
 /** How soon after the database accepts connections again every replica must serve again. */
 const RECOVERY_BOUND_MS = 2000
+/** How long the server is away. */
+const DOWN_MS = 1000
 const SUN = '/api/date/suninfo?timestamp=1700000000&latitude=51.4779&longitude=-0.0015'
 
 interface Sample { at: number, replica: number, route: 'list' | 'sun', status: number | string }
@@ -64,7 +66,7 @@ t.test('a real PostgreSQL restart under load: replicas answer 503 where they nee
   const watch = watchDatabase(cluster.databaseUrl, () => stop)
   await sleep(1000)
   const restartStarted = performance.now()
-  await server.restart()
+  await server.restart(DOWN_MS)
   const restartReturned = performance.now()
   await sleep(RECOVERY_BOUND_MS + 1000)
   stop = true

@@ -7,6 +7,7 @@ import { execFile, execFileSync, spawnSync } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import type { Test } from 'tap'
 import { skipIfMissing } from '../requirements.js'
@@ -23,8 +24,12 @@ export const postgresServerSkip: string | false = skipIfMissing(
 export interface PostgresServer {
   /** `postgres://postgres@host:port/postgres`, trust authentication. */
   url: string
-  /** `pg_ctl restart -m fast`: stops (closing every connection), starts, waits until it accepts connections. */
-  restart: () => Promise<void>
+  /**
+   * `pg_ctl stop -m fast` (every connection closed), `downMs` with no server, then `pg_ctl start`,
+   * waiting until it accepts connections. Without the pause the server is away for about 0.1 s,
+   * which probes on a busy machine can miss.
+   */
+  restart: (downMs: number) => Promise<void>
 }
 
 function asPostgres (command: string, args: string[]): string {
@@ -52,8 +57,12 @@ export async function startPostgresServer (t: Test, host: string): Promise<Postg
   pgCtl('start', '-o', options)
   return {
     url: `postgres://postgres@${host}:${port}/postgres`,
-    async restart () {
-      await promisify(execFile)('runuser', ['-u', 'postgres', '--', join(POSTGRES_BIN, 'pg_ctl'), 'restart', '-D', data, '-w', '-t', '30', '-l', join(directory, 'server.log'), '-m', 'fast', '-o', options])
+    async restart (downMs) {
+      const pgCtlAsync = async (...args: string[]) =>
+        await promisify(execFile)('runuser', ['-u', 'postgres', '--', join(POSTGRES_BIN, 'pg_ctl'), ...args, '-D', data, '-w', '-t', '30', '-l', join(directory, 'server.log')])
+      await pgCtlAsync('stop', '-m', 'fast')
+      await sleep(downMs)
+      await pgCtlAsync('start', '-o', options)
     }
   }
 }

@@ -1,0 +1,59 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Test } from 'tap'
+import type { Cluster, Exit } from './harness.js'
+import { startLoad } from './load.js'
+
+/** Rolling restarts a test runs; once proves "none lost" with tens of thousands of requests. */
+export const ROLLOUTS = Number(process.env.ROLLOUTS ?? 1)
+export const LOAD_CONNECTIONS = 8
+
+interface Rollout { exits: Exit[], seconds: number }
+
+/**
+ * What a rollout must not lose: every request (`'all'`), or only those the balancer may repeat
+ * (`'idempotent'`: stock nginx without keep-alive, see the README).
+ */
+export type Guarantee = 'all' | 'idempotent'
+
+/** A user of its own for each load connection. */
+export async function addLoadUsers (cluster: Cluster): Promise<Array<{ username: string, password: string }>> {
+  const users = Array.from({ length: LOAD_CONNECTIONS }, (_, i) => ({ username: `load-${i}`, password: `load-password-${i}` }))
+  for (const user of users) await cluster.addUser(user.username, user.password)
+  return users
+}
+
+/** Restarts every replica in turn, `pauseBetweenMs` after the previous one (or the last rollout) was ready. */
+async function rollOut (cluster: Cluster, pauseBetweenMs: number): Promise<Rollout> {
+  const started = performance.now()
+  const exits: Exit[] = []
+  for (const replica of cluster.replicas) {
+    await sleep(pauseBetweenMs)
+    exits.push(await cluster.stopReplica(replica.index))
+    await cluster.startReplica(replica.index)
+  }
+  return { exits, seconds: (performance.now() - started) / 1000 }
+}
+
+/**
+ * Rolling restarts under a mixed load through nginx: every replica in turn gets SIGTERM, is
+ * started again and answers ready, then the next. Goal: no failed request (or no failed GET),
+ * every exit 0.
+ */
+export async function rollingRestarts (t: Test, cluster: Cluster, users: Array<{ username: string, password: string }>, pauseBetweenMs: number, guarantee: Guarantee = 'all', rollouts = ROLLOUTS): Promise<void> {
+  for (let round = 1; round <= rollouts; round++) {
+    const load = await startLoad(cluster, users)
+    await sleep(1000)
+    const rollout = await rollOut(cluster, pauseBetweenMs)
+    await sleep(1000)
+    const result = await load.stop()
+    const exits = rollout.exits.map((exit) => `${exit.code ?? exit.signal} in ${Math.round(exit.ms)} ms`).join(', ')
+    t.comment(`rollout ${round}: ${result.done} requests in ${result.seconds.toFixed(1)} s, ${result.failed} failed ${JSON.stringify(result.failures)}; exits: ${exits}; rollout took ${rollout.seconds.toFixed(1)} s`)
+    if (guarantee === 'all') {
+      t.equal(result.failed, 0, `rollout ${round}: none of ${result.done} requests failed`, { failures: result.failures })
+    } else {
+      const failedGets = Object.entries(result.failures).filter(([key]) => key.startsWith('GET ')).reduce((sum, [, count]) => sum + count, 0)
+      t.equal(failedGets, 0, `rollout ${round}: no GET failed (POSTs lost: ${result.failed - failedGets})`, { failures: result.failures })
+    }
+    t.same(rollout.exits.map((exit) => exit.code), cluster.replicas.map(() => 0), `rollout ${round}: every replica exited 0`)
+  }
+}
