@@ -39,9 +39,10 @@ export async function serve (config: Config): Promise<void> {
     if (err !== undefined) app.log.error({ err }, 'closing after an unexpected error')
     else app.log.info({ signal }, 'closing')
     if (signal === 'SIGTERM') await app.drain()
-    metricsServer?.close()
-    metricsServer?.closeAllConnections()
     await app.close()
     await tracing?.shutdown()
+    // Last: Prometheus scrapes the replica until it exits (its final counts included).
+    metricsServer?.close()
+    metricsServer?.closeAllConnections()
   })
 }

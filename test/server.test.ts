@@ -49,9 +49,10 @@ async function waitForReady (base: string, child: ChildProcess): Promise<void> {
 
 t.test('meridian serve: demo users on an empty database, then a graceful SIGTERM', async (t) => {
   const port = await freePort()
+  const metricsPort = await freePort()
   const base = `http://127.0.0.1:${port}`
   const child = spawn(process.execPath, [cliPath, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), DATABASE_URL: `sqlite:${join(t.testdir(), 'meridian.db')}`, LOG_LEVEL: 'info', DRAIN_SECONDS: '1' },
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), METRICS_PORT: String(metricsPort), DATABASE_URL: `sqlite:${join(t.testdir(), 'meridian.db')}`, LOG_LEVEL: 'info', DRAIN_SECONDS: '1' },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   t.teardown(() => { child.kill('SIGKILL') })
@@ -119,6 +120,10 @@ t.test('meridian serve: demo users on an empty database, then a graceful SIGTERM
   while (await get(port, '/health/live').then(() => true, () => false)) await new Promise((resolve) => setTimeout(resolve, 20))
   const stoppedAcceptingMs = performance.now() - signalled
   t.ok(stoppedAcceptingMs >= 1000, `new connections refused ${Math.round(stoppedAcceptingMs)} ms after SIGTERM, after the 1 s drain`)
+  // Prometheus scrapes the replica until it exits, not only until its drain ends.
+  const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`)
+  t.equal(scraped.status, 200, 'the metrics port still answers while the app closes')
+  t.match(await scraped.text(), /^http_request_duration_seconds_count\{method="GET",route="\/health\/live"/m)
   const onKeptConnection = await get(port, '/health/live', agent)
   t.same([onKeptConnection.status, onKeptConnection.connection], [200, 'close'], 'a connection still open carries one more request, then is closed: it was not reset while idle')
   t.equal(await inFlight, 200, 'the login in flight at SIGTERM finished')
