@@ -166,6 +166,16 @@ async function run (argv: string[]): Promise<string | undefined> {
   }
 }
 
+/**
+ * PostgreSQL's answers that DATABASE_URL or the server's set-up is wrong, not the code: no such
+ * database (3D000) or role, a refused password or privilege (class 28, 42501), no connection or
+ * too many (classes 08, 53), a server starting or shutting down (class 57).
+ */
+function isPostgresSetupError (error: unknown): boolean {
+  const { code, severity } = error as { code?: unknown, severity?: unknown }
+  return typeof code === 'string' && typeof severity === 'string' && /^(08|28|3D|53|57)|^42501$/.test(code)
+}
+
 try {
   const output = await run(process.argv.slice(2))
   if (output !== undefined) process.stdout.write(`${output}\n`)
@@ -175,6 +185,9 @@ try {
   const isSystemError = typeof (error as NodeJS.ErrnoException).syscall === 'string'
   const isExpected = error instanceof UsageError || error instanceof ConfigError || isSystemError ||
     (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
-  process.stderr.write(`meridian: ${isExpected ? (error as Error).message : ((error as Error).stack ?? String(error))}\n`)
+  const message = isPostgresSetupError(error)
+    ? `PostgreSQL: ${(error as Error).message}`
+    : isExpected ? (error as Error).message : ((error as Error).stack ?? String(error))
+  process.stderr.write(`meridian: ${message}\n`)
   process.exitCode = 1
 }

@@ -81,8 +81,7 @@ export function readEnv (source: NodeJS.ProcessEnv = process.env): Env {
   try {
     env = envSchema<Env>({ schema: ConfigSchema, data: withoutEmptyOpenTelemetryVariables(source), dotenv: false })
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
-    throw new ConfigError(`Invalid configuration: ${message.replace(/^env\/?/, '').split(', ')[0]}`)
+    throw new ConfigError(`Invalid configuration: ${firstSchemaError(error)}`)
   }
   if (env.NODE_ENV === 'production' && env.JWT_SECRET === undefined) {
     throw new ConfigError('Invalid configuration: JWT_SECRET is required when NODE_ENV=production')
@@ -92,6 +91,23 @@ export function readEnv (source: NodeJS.ProcessEnv = process.env): Env {
     throw new ConfigError('Invalid configuration: DATABASE_URL is not a valid postgres:// URL')
   }
   return env
+}
+
+interface SchemaError { instancePath: string, keyword: string, params: { allowedValue?: unknown } }
+
+/**
+ * The first variable env-schema refused, in one line. A choice of literals (LOG_LEVEL, NODE_ENV)
+ * lists the values it allows, where Ajv's own message says "must be equal to constant".
+ */
+function firstSchemaError (error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  const errors = (error as { errors?: SchemaError[] }).errors ?? []
+  const first = errors[0]
+  if (first !== undefined && first.keyword === 'const') {
+    const allowed = errors.filter((other) => other.instancePath === first.instancePath && other.keyword === 'const').map((other) => String(other.params.allowedValue))
+    return `${first.instancePath.slice(1)} must be one of ${allowed.join(', ')}`
+  }
+  return message.replace(/^env\/?/, '').split(', ')[0] ?? message
 }
 
 /** OpenTelemetry's specification reads an empty OTEL_* variable as unset. */

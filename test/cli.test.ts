@@ -149,6 +149,19 @@ async function seedIntoRunningApp (t: Test, env: Record<string, string>) {
 
 t.test('user seed on the embedded database', async (t) => { await seedIntoRunningApp(t, {}) })
 
+t.test('a PostgreSQL that refuses DATABASE_URL (unknown role or database) is one line and exit code 1', { skip: postgresSkip }, async (t) => {
+  for (const [path, user, what] of [['postgres', 'no_such_role', 'role "no_such_role" does not exist'], ['no_such_database', undefined, 'database "no_such_database" does not exist']] as const) {
+    const url = new URL(process.env.TEST_DATABASE_URL as string)
+    url.pathname = `/${path}`
+    if (user !== undefined) url.username = user
+    for (const command of ['serve', 'migrate']) {
+      const result = await meridian([command], { DATABASE_URL: url.toString(), JWT_SECRET: TEST_JWT_SECRET, PORT: '0' })
+      t.equal(result.status, 1, `${command}: exit code 1`)
+      t.equal(result.stderr, `meridian: PostgreSQL: ${what}\n`, `${command}: one line naming what PostgreSQL refused`)
+    }
+  }
+})
+
 t.test('user seed on PostgreSQL', { skip: postgresSkip }, async (t) => {
   await seedIntoRunningApp(t, { DATABASE_URL: await postgresDatabase(t) })
 })

@@ -44,6 +44,11 @@ t.test('invalid configuration fails with one line naming the variable', async (t
   }
 })
 
+t.test('a variable that takes one of a few words lists them', async (t) => {
+  t.throws(() => loadConfig({ LOG_LEVEL: 'verbose' }), { message: 'Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent' })
+  t.throws(() => loadConfig({ NODE_ENV: 'prod' }), { message: 'Invalid configuration: NODE_ENV must be one of development, production, test' })
+})
+
 t.test('tracing is on when an OTLP endpoint is set, by OpenTelemetry\'s standard variables', async (t) => {
   const base = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }
   const traces = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector:4318/v1/traces' }
