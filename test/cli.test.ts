@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, readdirSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
@@ -109,6 +110,17 @@ t.test('unknown commands and bad configuration fail clearly', async (t) => {
   t.equal(badPort.status, 1)
   t.match(badPort.stderr, /^meridian: Invalid configuration: PORT/)
   t.equal(badPort.stderr.trim().split('\n').length, 1, 'one line')
+})
+
+t.test('serve started while PostgreSQL is away exits 1 with one line (docs/decisions.md)', async (t) => {
+  const nothingListens = createServer().listen(0, '127.0.0.1')
+  await once(nothingListens, 'listening')
+  const { port } = nothingListens.address() as { port: number }
+  nothingListens.close()
+  await once(nothingListens, 'close')
+  const result = await meridian(['serve'], { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/postgres`, JWT_SECRET: TEST_JWT_SECRET, PORT: '0' })
+  t.equal(result.status, 1)
+  t.equal(result.stderr, `meridian: connect ECONNREFUSED 127.0.0.1:${port}\n`)
 })
 
 /** `user seed` into a running app's database: the users can log in, and count and pages are right. */
