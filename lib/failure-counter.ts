@@ -1,25 +1,41 @@
-import type { Redis, Result } from 'ioredis'
+import { randomUUID } from 'node:crypto'
+import type { Redis, RedisOptions, Result } from 'ioredis'
+import { LRUCache } from 'lru-cache'
 
 /** A key's count inside a fixed window that starts with its first attempt. */
 export interface AttemptCount { attempts: number, retryAfterSeconds: number }
 
+declare const attemptBrand: unique symbol
+/** One login attempt, counted under this id so that giving it back removes exactly it. */
+export type AttemptId = string & { readonly [attemptBrand]: 'attempt' }
+
+export function newAttemptId (): AttemptId {
+  return randomUUID() as AttemptId
+}
+
 /**
  * Counts login attempts that have not (yet) succeeded, per key. An attempt is counted before
- * the password is checked and handed back if it succeeds, so a burst of concurrent guesses
+ * the password is checked and given back if it succeeds, so a burst of concurrent guesses
  * cannot all pass the limit before any of them is counted.
  */
 export interface FailureCounter {
-  /** Counts one more attempt and returns the count including it. */
-  hit: (key: string) => Promise<AttemptCount>
-  /** Takes back one attempt (it succeeded). */
-  release: (key: string) => Promise<void>
+  /**
+   * Counts the attempt and returns the count including it. An attempt past `limit` is answered
+   * but not kept: it will be refused, and a flood of refused guesses must not grow the window.
+   */
+  hit: (key: string, attempt: AttemptId, limit: number) => Promise<AttemptCount>
+  /**
+   * Takes the attempt back if it was counted; an attempt never counted, or given back already,
+   * changes nothing. Never fails: a store that is away gets it once it is back.
+   */
+  giveBack: (key: string, attempt: AttemptId) => void
   /** Forgets the key's window. */
   reset: (key: string) => Promise<void>
   close: () => Promise<void>
 }
 
 export class MemoryFailureCounter implements FailureCounter {
-  private readonly windows = new Map<string, { attempts: number, endsAt: number }>()
+  private readonly windows = new Map<string, { attempts: Set<AttemptId>, endsAt: number }>()
   private readonly sweeper: NodeJS.Timeout
 
   constructor (private readonly windowMs: number, private readonly now: () => number = Date.now) {
@@ -31,20 +47,26 @@ export class MemoryFailureCounter implements FailureCounter {
     this.sweeper.unref()
   }
 
-  async hit (key: string): Promise<AttemptCount> {
+  async hit (key: string, attempt: AttemptId, limit: number): Promise<AttemptCount> {
     const time = this.now()
     let window = this.windows.get(key)
     if (window === undefined || window.endsAt <= time) {
-      window = { attempts: 0, endsAt: time + this.windowMs }
+      window = { attempts: new Set(), endsAt: time + this.windowMs }
       this.windows.set(key, window)
     }
-    window.attempts++
-    return { attempts: window.attempts, retryAfterSeconds: Math.ceil((window.endsAt - time) / 1000) }
+    const attempts = window.attempts.size + 1
+    if (attempts <= limit) window.attempts.add(attempt)
+    // Nothing kept (a limit of 0): as in Redis, no window starts.
+    else if (window.attempts.size === 0) this.windows.delete(key)
+    return { attempts, retryAfterSeconds: Math.ceil((window.endsAt - time) / 1000) }
   }
 
-  async release (key: string): Promise<void> {
+  giveBack (key: string, attempt: AttemptId): void {
     const window = this.windows.get(key)
-    if (window !== undefined && window.attempts > 0) window.attempts--
+    if (window === undefined) return
+    window.attempts.delete(attempt)
+    // As a Redis hash without fields: a window with nothing counted in it has ended.
+    if (window.attempts.size === 0) this.windows.delete(key)
   }
 
   async reset (key: string): Promise<void> {
@@ -57,47 +79,101 @@ export class MemoryFailureCounter implements FailureCounter {
 }
 
 /**
- * One attempt, atomically: the count goes up, and a key that has no expiry yet (its window's
- * first attempt) gets the window's. `PEXPIRE … NX` would say the same in one command, but it
- * came with Redis 7.0; this script runs on Redis 6.2 and Valkey too.
+ * The client options the Redis counter relies on. No offline queue: while Redis is down, logins
+ * answer 503 at once instead of hanging. A Redis that stops answering (a dropped network, a
+ * stall) fails the command after commandTimeout; it may still run it later, which is why an
+ * attempt is counted under its own id and given back by that id.
+ */
+export const redisCounterClientOptions = {
+  maxRetriesPerRequest: 1,
+  enableOfflineQueue: false,
+  commandTimeout: 2000
+} as const satisfies RedisOptions
+
+/**
+ * One attempt, atomically: a hash field per attempt (its size is the count), kept only up to
+ * the limit, and a key that has no expiry yet (its window's first attempt) gets the window's.
+ * `PEXPIRE … NX` would say the same in one command, but it came with Redis 7.0; this script
+ * runs on Redis 6.2 and Valkey too.
  */
 const COUNT_ATTEMPT = `
-local attempts = redis.call('incr', KEYS[1])
+local attempts = redis.call('hlen', KEYS[1]) + 1
+if attempts <= tonumber(ARGV[3]) then redis.call('hset', KEYS[1], ARGV[1], 1) end
 local ttl = redis.call('pttl', KEYS[1])
-if ttl < 0 then
-  ttl = tonumber(ARGV[1])
+if ttl == -1 then
+  ttl = tonumber(ARGV[2])
   redis.call('pexpire', KEYS[1], ttl)
+elseif ttl == -2 then
+  ttl = tonumber(ARGV[2])
 end
 return {attempts, ttl}`
-
-/** Takes one attempt back: never below zero, and never resurrecting a window that has ended. */
-const RELEASE_ATTEMPT = `
-if (tonumber(redis.call('get', KEYS[1]) or '0') > 0) then return redis.call('decr', KEYS[1]) end
-return 0`
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** [attempts, window's remaining ms] */
-    countAttempt: (key: string, windowMs: number) => Result<[number, number], Context>
-    releaseAttempt: (key: string) => Result<number, Context>
+    countAttempt: (key: string, attempt: AttemptId, windowMs: number, limit: number) => Result<[number, number], Context>
   }
 }
 
+/** A give-back Redis has not confirmed: the key (prefixed) and the attempt. */
+interface UnconfirmedGiveBack { key: string, attempt: AttemptId }
+
+const idOf = (giveBack: UnconfirmedGiveBack) => `${giveBack.attempt} ${giveBack.key}`
+
+/** Redis answered, and with an error: a command its version lacks, a read-only replica, an ACL, a key of another type. */
+export const isStoreRefusal = (error: unknown): boolean => error instanceof Error && error.name === 'ReplyError'
+
+export interface RedisFailureCounterOptions {
+  prefix?: string
+  /** Give-backs kept while Redis is away; past it the oldest is dropped, and its attempt counts until its window ends. */
+  maxUnconfirmedGiveBacks?: number
+}
+
+/**
+ * Its keys are hashes. The release before kept strings under `meridian:login-attempts:`: sharing
+ * keys, each would answer the other's with WRONGTYPE during a rolling upgrade.
+ */
+const DEFAULT_PREFIX = 'meridian:login-attempts:v2:'
+
 /** The same counter in Redis, so every replica sees every attempt. */
 export class RedisFailureCounter implements FailureCounter {
-  constructor (private readonly redis: Redis, private readonly windowMs: number, private readonly prefix = 'meridian:login-attempts:') {
+  private readonly prefix: string
+  /**
+   * Kept until Redis confirms, a timed-out one too: sent again at each reconnection, it still
+   * lands if Redis failed over before running it. An attempt's key ends with its window, so a
+   * give-back older than a window has nothing left to take.
+   */
+  private readonly unconfirmed: LRUCache<string, UnconfirmedGiveBack>
+
+  constructor (private readonly redis: Redis, private readonly windowMs: number, options: RedisFailureCounterOptions = {}) {
+    this.prefix = options.prefix ?? DEFAULT_PREFIX
+    this.unconfirmed = new LRUCache({ max: options.maxUnconfirmedGiveBacks ?? 10_000, ttl: windowMs })
     // Sent with EVALSHA, and with EVAL once when the server does not have the script yet.
     redis.defineCommand('countAttempt', { numberOfKeys: 1, lua: COUNT_ATTEMPT })
-    redis.defineCommand('releaseAttempt', { numberOfKeys: 1, lua: RELEASE_ATTEMPT })
+    // Runs after ioredis has sent again what the lost connection left unanswered, so a count
+    // that was resent lands before its give-back.
+    redis.on('ready', () => { this.unconfirmed.forEach((giveBack) => { this.send(giveBack) }) })
   }
 
-  async hit (key: string): Promise<AttemptCount> {
-    const [attempts, ttl] = await this.redis.countAttempt(this.prefix + key, this.windowMs)
+  async hit (key: string, attempt: AttemptId, limit: number): Promise<AttemptCount> {
+    const [attempts, ttl] = await this.redis.countAttempt(this.prefix + key, attempt, this.windowMs, limit)
     return { attempts, retryAfterSeconds: Math.max(1, Math.ceil(ttl / 1000)) }
   }
 
-  async release (key: string): Promise<void> {
-    await this.redis.releaseAttempt(this.prefix + key)
+  giveBack (key: string, attempt: AttemptId): void {
+    const giveBack = { key: this.prefix + key, attempt }
+    this.unconfirmed.set(idOf(giveBack), giveBack)
+    this.send(giveBack)
+  }
+
+  /**
+   * Commands on one connection run in order, so a give-back sent after its count runs after it,
+   * however late that count runs. One Redis refused will not take later either: it is dropped.
+   */
+  private send (giveBack: UnconfirmedGiveBack): void {
+    this.redis.hdel(giveBack.key, giveBack.attempt).then(() => { this.unconfirmed.delete(idOf(giveBack)) }, (error: unknown) => {
+      if (isStoreRefusal(error)) this.unconfirmed.delete(idOf(giveBack))
+    })
   }
 
   async reset (key: string): Promise<void> {

@@ -3,7 +3,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { HttpError } from './errors.js'
-import { type FailureCounter, MemoryFailureCounter, RedisFailureCounter } from '../lib/failure-counter.js'
+import { StoreOutageLog } from '../lib/store-outage-log.js'
+import {
+  type AttemptId, type FailureCounter, isStoreRefusal, MemoryFailureCounter, newAttemptId, RedisFailureCounter, redisCounterClientOptions
+} from '../lib/failure-counter.js'
 
 export interface LoginThrottleOptions {
   redisUrl?: string
@@ -17,7 +20,8 @@ export interface LoginThrottleOptions {
 export interface LoginThrottle {
   /**
    * Counts this attempt against the username and the client address, before the password is
-   * checked; throws 429 when either is past its limit.
+   * checked; throws 429 when either is past its limit, and 503 when the store failed (the attempt
+   * then counts nowhere).
    */
   attempt: (request: FastifyRequest, username: string) => Promise<void>
   /** The attempt succeeded: it no longer counts, and the username's window is forgotten. */
@@ -46,55 +50,70 @@ export const loginThrottleDefaults = {
 const usernameKey = (username: string) => `user:${username.toLowerCase()}`
 const addressKey = (request: FastifyRequest) => `addr:${request.ip}`
 
-async function connectRedis (fastify: FastifyInstance, url: string): Promise<Redis> {
+async function connectRedis (url: string, outageLog: StoreOutageLog): Promise<Redis> {
   // Loaded only when configured: a replica without Redis does not carry the client (~15 MB).
   // Required, not imported: OpenTelemetry's ioredis instrumentation (lib/tracing.ts) sees require.
   const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis')
-  // No offline queue: while Redis is down, logins answer 503 at once instead of hanging.
-  // A Redis that stops answering (a dropped network) fails the command after commandTimeout.
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 2000 })
-  redis.on('error', (error) => { fastify.log.warn({ err: error }, 'login throttle store unavailable') })
+  const redis = new Redis(url, redisCounterClientOptions)
+  redis.on('error', (error) => { outageLog.failed(error) })
+  redis.on('ready', () => { outageLog.answered() })
   return redis
-}
-
-/**
- * A throttle that cannot count must not let guesses through: the login answers 503. A Redis that
- * is away is logged by the client's 'error' event; one that answers but refuses (a command its
- * version lacks, a read-only replica, an ACL) will not recover by itself, so it is an error line.
- */
-async function unavailableOnFailure<T> (request: FastifyRequest, operation: Promise<T>, onFailure: () => void): Promise<T> {
-  try {
-    return await operation
-  } catch (error) {
-    if (error instanceof Error && error.name === 'ReplyError') request.log.error({ err: error }, 'login throttle store refused a command')
-    onFailure()
-    throw new HttpError(503, 'Service unavailable')
-  }
 }
 
 /**
  * Throttles failed logins, not logins: @fastify/rate-limit counts every request, while a
  * password-guessing defence must count failures per username and per client address (the
  * address is the socket's unless TRUST_PROXY names the load balancer). Each attempt is counted
- * before its password is checked and given back when it succeeds, so concurrent guesses cannot
- * slip past the limit together.
+ * before its password is checked and given back when it succeeds or cannot be checked, so
+ * concurrent guesses cannot slip past the limit together. Each is counted under its own id, so
+ * that giving it back removes exactly it, even when the store ran the count after giving up on it.
  */
 export default fp(async function loginThrottle (fastify: FastifyInstance, options: LoginThrottleOptions) {
   const limits = { ...loginThrottleDefaults, ...options }
   const windowMs = limits.windowSeconds * 1000
+  const outageLog = new StoreOutageLog(fastify.log)
   const counter: FailureCounter = options.redisUrl !== undefined
-    ? new RedisFailureCounter(await connectRedis(fastify, options.redisUrl), windowMs)
+    ? new RedisFailureCounter(await connectRedis(options.redisUrl, outageLog), windowMs)
     : new MemoryFailureCounter(windowMs)
   fastify.addHook('onClose', async () => { await counter.close() })
+  const attemptOf = new WeakMap<FastifyRequest, AttemptId>()
   let refusedForStoreFailure = 0
-  const countRefusal = () => { refusedForStoreFailure++ }
+
+  /**
+   * A throttle that cannot count must not let guesses through: the login answers 503, and the
+   * attempt is given back, so that an outage locks nobody out. Every operation settles first, so
+   * that each command is sent before its give-back. A Redis that refuses will not recover by
+   * itself, so it is an error line; one that is away is the outage log's.
+   */
+  async function storeAnswers<T extends readonly unknown[]> (
+    request: FastifyRequest, operations: readonly [...{ [K in keyof T]: Promise<T[K]> }], giveBack: () => void
+  ): Promise<T> {
+    const outcomes = await Promise.allSettled(operations)
+    const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')
+    if (failure === undefined) {
+      outageLog.answered()
+      return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value) as unknown as T
+    }
+    giveBack()
+    if (isStoreRefusal(failure.reason)) request.log.error({ err: failure.reason }, 'login throttle store refused a command')
+    else outageLog.failed(failure.reason)
+    refusedForStoreFailure++
+    throw new HttpError(503, 'Service unavailable')
+  }
+
+  function giveBack (request: FastifyRequest, ...keys: string[]): void {
+    const attempt = attemptOf.get(request)
+    if (attempt !== undefined) for (const key of keys) counter.giveBack(key, attempt)
+  }
 
   fastify.decorate('loginThrottle', {
     async attempt (request, username) {
-      const [perUsername, perAddress] = await unavailableOnFailure(request, Promise.all([
-        counter.hit(usernameKey(username)),
-        counter.hit(addressKey(request))
-      ]), countRefusal)
+      const attempt = newAttemptId()
+      attemptOf.set(request, attempt)
+      const [perUsername, perAddress] = await storeAnswers(request, [
+        counter.hit(usernameKey(username), attempt, limits.maxFailuresPerUsername),
+        counter.hit(addressKey(request), attempt, limits.maxFailuresPerAddress)
+      ], () => { giveBack(request, usernameKey(username), addressKey(request)) })
       const waits = [
         perUsername.attempts > limits.maxFailuresPerUsername ? perUsername.retryAfterSeconds : 0,
         perAddress.attempts > limits.maxFailuresPerAddress ? perAddress.retryAfterSeconds : 0
@@ -105,10 +124,11 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
       }
     },
     async succeeded (request, username) {
-      await unavailableOnFailure(request, Promise.all([counter.reset(usernameKey(username)), counter.release(addressKey(request))]), countRefusal)
+      giveBack(request, addressKey(request))
+      await storeAnswers(request, [counter.reset(usernameKey(username))], () => { giveBack(request, usernameKey(username)) })
     },
     async abandoned (request, username) {
-      await Promise.allSettled([counter.release(usernameKey(username)), counter.release(addressKey(request))])
+      giveBack(request, usernameKey(username), addressKey(request))
     },
     get refusedForStoreFailure () { return refusedForStoreFailure }
   } satisfies LoginThrottle)

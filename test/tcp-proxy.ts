@@ -10,17 +10,20 @@ function reset (socket: Socket): void {
   else socket.destroy()
 }
 
-export type ProxyState = 'open' | 'cut' | 'blackhole'
+export type ProxyState = 'open' | 'cut' | 'blackhole' | 'stall'
 
 /**
  * A TCP proxy that a test puts between the service and PostgreSQL or Redis to play an outage:
  * `cut()` resets every connection and refuses new ones (a server that went away), `blackhole()`
- * keeps connections but forwards nothing either way (a network that drops packets), `restore()`
- * forwards again.
+ * keeps connections but forwards nothing either way (a network that drops packets), `stall()`
+ * forwards requests but holds the answers (a server that runs commands and is slow to reply),
+ * `restore()` forwards again.
  */
 export class TcpProxy {
   private state: ProxyState = 'open'
   private readonly sockets = new Set<Socket>()
+  /** Per client connection, what a stall held back from the server, in order (null: the server ended). */
+  private readonly heldAnswers = new Map<Socket, Array<Buffer | null>>()
   private readonly server = createServer((client) => { this.accept(client) })
 
   private constructor (private readonly target: { host: string, port: number }) {}
@@ -45,12 +48,19 @@ export class TcpProxy {
       socket.on('close', () => { this.sockets.delete(socket) })
       socket.on('error', () => { client.destroy(); upstream.destroy() })
     }
-    const forward = (from: Socket, to: Socket) => {
-      from.on('data', (chunk: Buffer) => { if (this.state === 'open') to.write(chunk) })
-      from.on('end', () => { to.end() })
-    }
-    forward(client, upstream)
-    forward(upstream, client)
+    const held: Array<Buffer | null> = []
+    this.heldAnswers.set(client, held)
+    client.on('close', () => { this.heldAnswers.delete(client) })
+    client.on('data', (chunk: Buffer) => { if (this.state === 'open' || this.state === 'stall') upstream.write(chunk) })
+    client.on('end', () => { upstream.end() })
+    upstream.on('data', (chunk: Buffer) => {
+      if (this.state === 'open') client.write(chunk)
+      else if (this.state === 'stall') held.push(chunk)
+    })
+    upstream.on('end', () => {
+      if (this.state === 'stall') held.push(null)
+      else client.end()
+    })
   }
 
   cut (): void {
@@ -62,9 +72,24 @@ export class TcpProxy {
     this.state = 'blackhole'
   }
 
-  /** Forwards again; connections made during a blackhole stay broken (bytes were lost). */
+  stall (): void {
+    this.state = 'stall'
+  }
+
+  /**
+   * Forwards again: after a stall, first the answers it held, in order; connections made during
+   * a blackhole stay broken (bytes were lost).
+   */
   restore (): void {
     if (this.state === 'blackhole') for (const socket of this.sockets) reset(socket)
+    if (this.state === 'stall') {
+      for (const [client, held] of this.heldAnswers) {
+        for (const chunk of held.splice(0)) {
+          if (chunk === null) client.end()
+          else client.write(chunk)
+        }
+      }
+    }
     this.state = 'open'
   }
 

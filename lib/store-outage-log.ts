@@ -1,0 +1,34 @@
+import type { FastifyBaseLogger } from 'fastify'
+
+/**
+ * Says that the throttle's store is away without a line per failure: a replica sees one failure
+ * per login and per reconnection attempt. The first failure is logged at once, then at most one
+ * line per interval with the failures seen since the last line, and one line when it is back.
+ */
+export class StoreOutageLog {
+  private failuresSinceLastLine = 0
+  /** When the outage's first and latest lines were logged; undefined while the store answers. */
+  private outage: { startedAt: number, lastLineAt: number } | undefined
+
+  constructor (
+    private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
+    private readonly intervalMs = 10_000,
+    private readonly now: () => number = Date.now
+  ) {}
+
+  failed (error: unknown): void {
+    this.failuresSinceLastLine++
+    const time = this.now()
+    if (this.outage !== undefined && time - this.outage.lastLineAt < this.intervalMs) return
+    this.outage = { startedAt: this.outage?.startedAt ?? time, lastLineAt: time }
+    this.log.warn({ err: error, failuresSinceLastLine: this.failuresSinceLastLine }, 'login throttle store unavailable')
+    this.failuresSinceLastLine = 0
+  }
+
+  answered (): void {
+    if (this.outage === undefined) return
+    this.log.info({ failuresSinceLastLine: this.failuresSinceLastLine, unavailableForMs: this.now() - this.outage.startedAt }, 'login throttle store available again')
+    this.outage = undefined
+    this.failuresSinceLastLine = 0
+  }
+}

@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto'
+import { PassThrough } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
+import t, { type Test } from 'tap'
+import { StoreOutageLog } from '../../lib/store-outage-log.js'
+import { addUser, build } from '../helper.js'
+import { redisSkip, redisUrl } from '../requirements.js'
+import { TcpProxy } from '../tcp-proxy.js'
+
+interface LogLine { level: number | string, msg: string, failuresSinceLastLine?: number, unavailableForMs?: number, err?: { message: string } }
+
+t.test('the outage log: the first failure at once, then a line per interval with the failures since, and one when the store is back', async (t) => {
+  const lines: LogLine[] = []
+  const record = (level: string) => (fields: unknown, msg?: string) => { lines.push({ level, msg: msg ?? '', ...(fields as object) }) }
+  let now = 0
+  const outageLog = new StoreOutageLog({ warn: record('warn'), info: record('info') }, 10_000, () => now)
+  outageLog.answered()
+  t.same(lines, [], 'nothing while the store answers')
+  outageLog.failed(new Error('connect ECONNREFUSED'))
+  t.match(lines, [{ level: 'warn', msg: 'login throttle store unavailable', failuresSinceLastLine: 1, err: { message: 'connect ECONNREFUSED' } }])
+  for (let i = 0; i < 5; i++) { now += 1000; outageLog.failed(new Error('Command timed out')) }
+  t.equal(lines.length, 1, 'no line for failures inside the interval')
+  now = 10_000
+  outageLog.failed(new Error('Command timed out'))
+  t.match(lines[1], { level: 'warn', msg: 'login throttle store unavailable', failuresSinceLastLine: 6, err: { message: 'Command timed out' } })
+  now = 12_000
+  outageLog.failed(new Error('Command timed out'))
+  outageLog.answered()
+  outageLog.answered()
+  t.same(lines.slice(2), [{ level: 'info', msg: 'login throttle store available again', failuresSinceLastLine: 1, unavailableForMs: 12_000 }], 'one line when it is back')
+  now = 13_000
+  outageLog.failed(new Error('connect ECONNREFUSED'))
+  t.match(lines[3], { level: 'warn', failuresSinceLastLine: 1 }, 'a new outage is logged at once')
+})
+
+const skip = redisSkip()
+
+/** A TCP proxy in front of the test's Redis, closed when the test ends, and the URL through it. */
+async function redisBehindProxy (t: Test): Promise<{ proxy: TcpProxy, url: string }> {
+  const target = new URL(redisUrl as string)
+  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port === '' ? 6379 : target.port) })
+  t.teardown(async () => { await proxy.close() })
+  const url = new URL(target)
+  url.hostname = '127.0.0.1'
+  url.port = String(proxy.port)
+  return { proxy, url: url.toString() }
+}
+
+const loginFrom = (app: FastifyInstance, remoteAddress: string) => async (username: string, password: string) =>
+  await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress, payload: { username, password } })
+
+/** Whether a login with `login` answered 200 within 6 s (the client connects after the app is ready, and reconnects). */
+async function logsIn (login: () => Promise<{ statusCode: number }>): Promise<boolean> {
+  for (let i = 0; i < 60; i++) {
+    if ((await login()).statusCode === 200) return true
+    await sleep(100)
+  }
+  return false
+}
+
+t.test('a stalled Redis: the logins it refused leave no count behind, and a wrong password still counts', { skip }, async (t) => {
+  const { proxy, url } = await redisBehindProxy(t)
+  const app = await build(t, { REDIS_URL: url }, { loginThrottle: { maxFailuresPerUsername: 2, maxFailuresPerAddress: 3 } })
+  const [ada, bob] = [`ada-${randomBytes(4).toString('hex')}`, `bob-${randomBytes(4).toString('hex')}`]
+  await addUser(app, { username: ada, password: 'right' })
+  await addUser(app, { username: bob, password: 'right' })
+  const login = loginFrom(app, `10.7.${randomBytes(2).join('.')}`)
+  t.ok(await logsIn(async () => await login(ada, 'right')), 'a login works before')
+
+  proxy.stall()
+  const during = await Promise.all(Array.from({ length: 4 }, async () => await login(ada, 'right')))
+  t.same(during.map((response) => response.statusCode), [503, 503, 503, 503], 'Redis runs the counts but does not answer: 503')
+  t.equal(app.loginThrottle.refusedForStoreFailure, 4, 'each counted for the metrics')
+  proxy.restore()
+
+  t.equal((await login(bob, 'right')).statusCode, 200, 'the address is not locked out')
+  t.equal((await login(ada, 'right')).statusCode, 200, 'the username is not locked out')
+  t.equal((await login(ada, 'wrong')).statusCode, 403)
+  t.equal((await login(ada, 'wrong')).statusCode, 403)
+  const throttled = await login(ada, 'right')
+  t.equal(throttled.statusCode, 429, 'wrong passwords still count')
+  t.ok(Number(throttled.headers['retry-after']) > 0)
+})
+
+t.test('Redis away: one warning, not one per failure, and a line when it is back', { skip }, async (t) => {
+  const { proxy, url } = await redisBehindProxy(t)
+  const lines: LogLine[] = []
+  const logStream = new PassThrough()
+  logStream.on('data', (chunk: Buffer) => { for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line)) })
+  const app = await build(t, { REDIS_URL: url, LOG_LEVEL: 'info' }, { logStream })
+  const username = `ada-${randomBytes(4).toString('hex')}`
+  await addUser(app, { username, password: 'right' })
+  const login = loginFrom(app, `10.8.${randomBytes(2).join('.')}`)
+  t.ok(await logsIn(async () => await login(username, 'right')), 'a login works before')
+  lines.length = 0
+
+  proxy.cut()
+  for (let i = 0; i < 10; i++) {
+    t.equal((await login(username, 'right')).statusCode, 503, `login ${i + 1} while Redis is away`)
+    await sleep(150)
+  }
+  const warnings = lines.filter((line) => line.msg === 'login throttle store unavailable')
+  t.equal(warnings.length, 1, 'one warning for the logins and the reconnection attempts')
+  t.equal(warnings[0]?.level, 40)
+
+  proxy.restore()
+  t.ok(await logsIn(async () => await login(username, 'right')), 'logins resume')
+  const back = lines.filter((line) => line.msg === 'login throttle store available again')
+  t.equal(back.length, 1, 'one line when it is back')
+  t.match(back[0], { level: 30, failuresSinceLastLine: Number, unavailableForMs: Number })
+  t.ok((back[0]?.failuresSinceLastLine ?? 0) >= 9, `with the failures since the warning (${back[0]?.failuresSinceLastLine})`)
+})
