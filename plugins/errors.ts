@@ -45,6 +45,22 @@ export function describeValidationError (errors: FastifySchemaValidationError[],
 
 interface PublicError { statusCode: number, message: string, headers: Readonly<Record<string, string>> }
 
+/** @fastify/under-pressure's refusal (its error code, also in its own default body): the replica is overloaded. */
+function isOverloadRefusal (error: FastifyError | HttpError): boolean {
+  return 'code' in error && error.code === 'FST_UNDER_PRESSURE'
+}
+
+/**
+ * The reason for a 503 that is not a bug: one the service chose (draining, overloaded) or a
+ * dependency away (the database, a lock held elsewhere); undefined for any other failure.
+ */
+function refusalReason (error: FastifyError | HttpError): string | undefined {
+  if (error instanceof HttpError) return error.message
+  if (isOverloadRefusal(error)) return 'Overloaded'
+  if (isDependencyUnavailable(error)) return `Dependency unavailable: ${error.code ?? ''} ${error.message}`.replace(/ {2,}/g, ' ')
+  return undefined
+}
+
 function toPublicError (error: FastifyError | HttpError): PublicError {
   if (error instanceof HttpError) {
     return { statusCode: error.statusCode, message: error.message, headers: error.headers }
@@ -102,9 +118,11 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
 export default fp(async function errors (fastify: FastifyInstance) {
   fastify.setErrorHandler(function handleError (error: FastifyError | HttpError, request, reply) {
     const { statusCode, message, headers } = toPublicError(error)
-    if (error instanceof HttpError && statusCode >= 500) {
-      // Deliberate (draining, overloaded): worth a line, not a stack.
-      request.log.warn({ statusCode, reason: message }, 'request not served')
+    const refusal = statusCode >= 500 ? refusalReason(error) : undefined
+    if (refusal !== undefined) {
+      // Worth a line, not a stack: under overload or an outage, a stack per refused request adds
+      // to the load and says nothing the reason does not.
+      request.log.warn({ statusCode, reason: refusal }, 'request not served')
     } else if (statusCode >= 500) {
       request.log.error({ err: error }, 'request failed')
     } else {

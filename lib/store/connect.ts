@@ -56,6 +56,9 @@ function destroyingBrokenClients (pool: import('pg').Pool): PostgresPool {
   }
 }
 
+/** SQLite's own wait for a lock, which holds the event loop: short locks pass without a retry. */
+const SQLITE_BUSY_TIMEOUT_MS = 5
+
 /** Distinct statements kept prepared; the hot ones are a handful. */
 const PREPARED_STATEMENTS = 100
 
@@ -86,11 +89,11 @@ export function connect (databaseUrl: string): Connection {
   if (sqliteFile !== undefined) {
     mkdirSync(dirname(sqliteFile), { recursive: true })
     const database = new BetterSqlite3ForThisNode(sqliteFile)
-    // WAL lets the CLI write while the server reads and writes; the timeout waits out its short
-    // locks. better-sqlite3 waits synchronously, so the wait is kept short: a longer lock answers
-    // 503 instead of stalling every request.
+    // WAL lets the CLI write while the server reads and writes. SQLite waits for a lock held by
+    // another process synchronously, stalling every request: it waits a few ms, and the store
+    // retries on a timer for longer (retry-while-busy.ts).
     database.pragma('journal_mode = WAL')
-    database.pragma('busy_timeout = 1000')
+    database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
     database.pragma('synchronous = NORMAL')
     return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) }), dialect: 'sqlite', sqliteFile, sqlite: database }
   }

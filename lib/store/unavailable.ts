@@ -1,10 +1,12 @@
+import { isSqliteBusy } from './retry-while-busy.js'
+
 /**
  * Failures that mean a dependency (the database, Redis) cannot be reached or answer right now,
  * as opposed to a bug: the request may be retried, so they answer 503, never 500.
  */
 const UNAVAILABLE_CODES = new Set([
-  // A lock held by another process past the busy timeout (SQLite).
-  'SQLITE_BUSY', 'SQLITE_LOCKED',
+  // SQLite: a lock held past the wait (SQLITE_BUSY and its extended codes: isSqliteBusy).
+  'SQLITE_LOCKED',
   // The network.
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
   // PostgreSQL shutting down or restarting, or out of connections.
@@ -17,6 +19,6 @@ const PG_CONNECTION_FAILURES = /^(Connection terminated|timeout exceeded when tr
 export function isDependencyUnavailable (error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
   const { code, message } = error as { code?: unknown, message?: unknown }
-  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || isSqliteBusy(error))) return true
   return typeof message === 'string' && PG_CONNECTION_FAILURES.test(message)
 }

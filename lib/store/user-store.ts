@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { sql, type Selectable } from 'kysely'
 import { connect, type Connection, type Dialect, type PoolStats } from './connect.js'
 import { migrateToLatest, ping } from './migrations.js'
+import { retryWhileBusy } from './retry-while-busy.js'
 import type BetterSqlite3 from 'better-sqlite3'
 import type { UsersTable, UserCountersTable } from './schema.js'
 
@@ -106,7 +107,11 @@ function isUniqueViolation (error: unknown): boolean {
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505'
 }
 
-/** Users, on SQLite or PostgreSQL alike: the routes and the CLI see only this. */
+/**
+ * Users, on SQLite or PostgreSQL alike: the routes and the CLI see only this. Each operation is
+ * one autocommit statement, so one that meets a lock held by another process runs again whole
+ * (retryWhileBusy); a transaction added here must be retried whole too, never statement by statement.
+ */
 export class UserStore {
   /** Every authenticated request reads the counters: the query is built once. */
   private readonly countersQuery
@@ -127,7 +132,9 @@ export class UserStore {
   private get db () { return this.connection.db }
 
   async migrate (): Promise<string[]> {
-    return await migrateToLatest(this.db, this.dialect)
+    // Run again from the start: the migrator re-reads what was applied, and a migration that met
+    // the lock is one statement or a transaction of its own, so it left nothing behind.
+    return await retryWhileBusy(async () => await migrateToLatest(this.db, this.dialect))
   }
 
   async ping (): Promise<void> {
@@ -139,18 +146,18 @@ export class UserStore {
   }
 
   async findByUsername (username: string): Promise<UserRecord | undefined> {
-    const row = await this.db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst()
+    const row = await retryWhileBusy(async () => await this.db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst())
     return row === undefined ? undefined : toRecord(row)
   }
 
   async findById (id: number): Promise<UserRecord | undefined> {
-    const row = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
+    const row = await retryWhileBusy(async () => await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst())
     return row === undefined ? undefined : toRecord(row)
   }
 
   /** The counters that every change to the users moves, read in one round trip. */
   async counters (): Promise<UserCounters> {
-    const row = await this.readCounters()
+    const row = await retryWhileBusy(async () => await this.readCounters())
     if (row === undefined) throw new Error('user_counters has no row: run the migrations')
     return { userCount: Number(row.user_count), membersVersion: Number(row.members_version), credentialsVersion: Number(row.credentials_version) }
   }
@@ -182,10 +189,10 @@ export class UserStore {
   async pageFrom (firstId: number, skip: number, limit: number): Promise<DirectoryPage> {
     const page = this.db.selectFrom('users').select(directoryColumns)
       .where('id', '>=', firstId).orderBy('id').limit(limit).offset(skip).as('page')
-    const rows = await this.db.selectFrom('user_counters')
+    const rows = await retryWhileBusy(async () => await this.db.selectFrom('user_counters')
       .leftJoin(page, (join) => join.onTrue())
       .select(['user_counters.user_count', 'user_counters.members_version', ...directoryColumns.map((column) => `page.${column}` as const)])
-      .where('user_counters.id', '=', 1).orderBy('page.id').execute()
+      .where('user_counters.id', '=', 1).orderBy('page.id').execute())
     const first = rows[0]
     if (first === undefined) throw new Error('user_counters has no row: run the migrations')
     return {
@@ -205,12 +212,12 @@ export class UserStore {
   async idsEvery (spacing: number): Promise<PageAnchors> {
     const before = (await this.counters()).membersVersion
     const ids: number[] = []
-    let row = await this.db.selectFrom('users').select('id').orderBy('id').limit(1).executeTakeFirst()
+    let row = await retryWhileBusy(async () => await this.db.selectFrom('users').select('id').orderBy('id').limit(1).executeTakeFirst())
     while (row !== undefined) {
       const id = Number(row.id)
       ids.push(id)
       if (ids.length % ANCHOR_STEPS_PER_TURN === 0) await nextTurn()
-      row = await this.db.selectFrom('users').select('id').where('id', '>', id).orderBy('id').limit(1).offset(spacing - 1).executeTakeFirst()
+      row = await retryWhileBusy(async () => await this.db.selectFrom('users').select('id').where('id', '>', id).orderBy('id').limit(1).offset(spacing - 1).executeTakeFirst())
     }
     const after = (await this.counters()).membersVersion
     return { membersVersion: before === after ? after : undefined, ids }
@@ -218,7 +225,7 @@ export class UserStore {
 
   async add (user: NewUser, now = Date.now()): Promise<UserRecord> {
     try {
-      const row = await this.db.insertInto('users').values(toRow(user, now)).returningAll().executeTakeFirstOrThrow()
+      const row = await retryWhileBusy(async () => await this.db.insertInto('users').values(toRow(user, now)).returningAll().executeTakeFirstOrThrow())
       return toRecord(row)
     } catch (error) {
       if (isUniqueViolation(error)) throw new UsernameTakenError(user.username)
@@ -229,25 +236,26 @@ export class UserStore {
   /** Many users in one statement (seeding): all of them or none. */
   async addMany (users: readonly NewUser[], now = Date.now()): Promise<void> {
     if (users.length === 0) return
-    await this.db.insertInto('users').values(users.map((user) => toRow(user, now))).execute()
+    const rows = users.map((user) => toRow(user, now))
+    await retryWhileBusy(async () => await this.db.insertInto('users').values(rows).execute())
   }
 
   /** A new password: every token issued before it stops working. */
   async changePassword (username: string, passwordHash: string): Promise<boolean> {
-    const result = await this.db.updateTable('users')
+    const result = await retryWhileBusy(async () => await this.db.updateTable('users')
       .set({ password_hash: passwordHash, token_version: sql`token_version + 1` })
-      .where('username', '=', username).executeTakeFirst()
+      .where('username', '=', username).executeTakeFirst())
     return result.numUpdatedRows > 0n
   }
 
   /** The same password under stronger hash parameters: tokens stay valid. */
   async replacePasswordHash (id: number, oldHash: string, newHash: string): Promise<void> {
-    await this.db.updateTable('users').set({ password_hash: newHash })
-      .where('id', '=', id).where('password_hash', '=', oldHash).execute()
+    await retryWhileBusy(async () => await this.db.updateTable('users').set({ password_hash: newHash })
+      .where('id', '=', id).where('password_hash', '=', oldHash).execute())
   }
 
   async remove (username: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('users').where('username', '=', username).executeTakeFirst()
+    const result = await retryWhileBusy(async () => await this.db.deleteFrom('users').where('username', '=', username).executeTakeFirst())
     return result.numDeletedRows > 0n
   }
 
@@ -263,6 +271,6 @@ export class UserStore {
       : sql`update users set last_seen_at = max(coalesce(users.last_seen_at, 0), seen.at)
           from (select value ->> 0 as id, value ->> 1 as at from json_each(${JSON.stringify(entries)})) as seen
           where users.id = seen.id`
-    await query.execute(this.db)
+    await retryWhileBusy(async () => await query.execute(this.db))
   }
 }

@@ -113,6 +113,23 @@ t.test('on SQLite, reading the page anchors lets the event loop turn every few s
   t.ok(turns >= users / ANCHOR_STEPS_PER_TURN, `the loop turned ${turns} times, at least once every ${ANCHOR_STEPS_PER_TURN} steps`)
 })
 
+t.test('on SQLite, a write that meets a lock held elsewhere waits for it on a timer and succeeds once it is released', async (t) => {
+  const file = join(t.testdir(), 'locked.db')
+  const store = UserStore.open(`sqlite:${file}`)
+  t.teardown(async () => { await store.close() })
+  await store.migrate()
+  const ada = await store.add(newUser('ada'))
+  const other = new BetterSqlite3(file)
+  t.teardown(() => { other.close() })
+  other.exec('BEGIN IMMEDIATE')
+  other.prepare("UPDATE users SET short_desc = 'locked'").run()
+  // Released by a timer of this same process: it can fire only if the waiting write lets the
+  // event loop turn (a synchronous wait runs out first and fails).
+  setTimeout(() => { other.exec('COMMIT') }, 200)
+  await store.recordActivity(new Map([[ada.id, 1_700_000_000_000]]))
+  t.match(await store.findById(ada.id), { lastSeenAt: 1_700_000_000_000, shortDesc: 'locked' }, 'the write went in after the other one')
+})
+
 /** Takes a database back to the previous release's schema (0002: the counters in user_stats). */
 const asOfMigration0002 = [
   'DROP VIEW user_stats',

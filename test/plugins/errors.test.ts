@@ -1,5 +1,6 @@
+import { PassThrough } from 'node:stream'
 import t from 'tap'
-import { buildUnready } from '../helper.js'
+import { build, buildUnready, stallEventLoop } from '../helper.js'
 import { describeValidationError } from '../../plugins/errors.js'
 
 t.test('an unknown route answers 404 Not found with the error body', async (t) => {
@@ -68,4 +69,34 @@ t.test('a malformed URL escape answers 400 with the error body', async (t) => {
   t.equal(response.statusCode, 400)
   t.equal(response.headers['content-type'], 'application/json; charset=utf-8')
   t.same(response.json(), { error: { code: 400, message: 'Bad Request' } })
+})
+
+// test/logging.test.ts shows that an unexpected failure still logs an error with its stack.
+t.test('a 503 for overload (under-pressure) logs one warning without a stack', async (t) => {
+  const stream = new PassThrough()
+  const lines: Array<Record<string, unknown>> = []
+  stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)))
+  const app = await build(t, { LOG_LEVEL: 'info' }, { logStream: stream, maxEventLoopDelayMs: 5 })
+  await stallEventLoop(1500)
+  const refused = await app.inject({ url: '/api/date/suninfo?timestamp=0&latitude=0&longitude=0' })
+  t.equal(refused.statusCode, 503)
+  const refusedLines = lines.filter((line) => line.reqId === refused.headers['x-request-id'] && (line.level as number) >= 40)
+  t.equal(refusedLines.length, 1, 'one line')
+  t.match(refusedLines[0], { level: 40, msg: 'request not served', statusCode: 503, reason: 'Overloaded' }, 'a warning')
+  t.notMatch(JSON.stringify(refusedLines), /stack/, 'with no stack')
+})
+
+t.test('a 503 for a dependency away logs one warning that names it, without a stack', async (t) => {
+  const stream = new PassThrough()
+  const lines: Array<Record<string, unknown>> = []
+  stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)))
+  const app = await buildUnready(t, { LOG_LEVEL: 'info' }, { logStream: stream })
+  app.get('/database-away', async () => { throw Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' }) })
+  const refused = await app.inject({ url: '/database-away' })
+  t.equal(refused.statusCode, 503)
+  t.same(refused.json(), { error: { code: 503, message: 'Service unavailable' } })
+  const refusedLines = lines.filter((line) => line.reqId === refused.headers['x-request-id'] && (line.level as number) >= 40)
+  t.equal(refusedLines.length, 1, 'one line')
+  t.match(refusedLines[0], { level: 40, msg: 'request not served', statusCode: 503, reason: 'Dependency unavailable: ECONNREFUSED connect ECONNREFUSED 10.0.0.5:5432' }, 'a warning naming the failure')
+  t.notMatch(JSON.stringify(refusedLines), /stack/, 'with no stack')
 })

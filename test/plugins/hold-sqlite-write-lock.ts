@@ -1,0 +1,18 @@
+/**
+ * Another process holding SQLite's write lock, as the CLI's `user seed` or a backup does:
+ * `node --import tsx hold-sqlite-write-lock.ts <file> <ms>`. Prints `locked` once it holds the
+ * lock and `released` once it has committed.
+ */
+import BetterSqlite3 from '../../lib/store/better-sqlite3.js'
+
+const [file, holdMs] = process.argv.slice(2)
+if (file === undefined || holdMs === undefined) throw new Error('usage: hold-sqlite-write-lock.ts <file> <ms>')
+const database = new BetterSqlite3(file)
+database.exec('BEGIN IMMEDIATE')
+database.prepare("UPDATE users SET short_desc = short_desc || ''").run()
+console.log('locked')
+setTimeout(() => {
+  database.exec('COMMIT')
+  database.close()
+  console.log('released')
+}, Number(holdMs))
