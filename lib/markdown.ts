@@ -4,6 +4,7 @@ import { taskLists } from './markdown/task-lists.js'
 import { budgetPaddedTableCells } from './markdown/padded-tables.js'
 import { budgetReusedReferences } from './markdown/reused-references.js'
 import { limitDeepQuotes } from './markdown/deep-quotes.js'
+import { flattenDeepContainers } from './markdown/deep-containers.js'
 
 /**
  * Markdown to HTML that is safe to embed: GitHub Flavored Markdown (CommonMark plus tables,
@@ -18,8 +19,10 @@ export const MAX_MARKDOWN_LENGTH = 1_048_576
 
 /**
  * markdown-it's `maxNesting` (blocks and inline links/images), the CommonMark preset's 20.
- * It keeps the cost of each line linear in the depth it is nested at; past it markdown-it
- * leaves the rest of the too-deep container out.
+ * It keeps the cost of each line linear in the depth it is nested at. A list or block quote
+ * whose content would reach it is text instead (lib/markdown/deep-containers.ts): about nine
+ * nested lists, and nothing of the input is left out. Links and images nested past it are
+ * text by markdown-it's own inline parser.
  */
 export const MAX_NESTING = 20
 
@@ -106,6 +109,7 @@ function createRenderer (): MarkdownIt {
   md.use(extendedAutolinks)
   md.use(taskLists)
   md.use(limitDeepQuotes)
+  md.use(flattenDeepContainers)
   md.use(budgetPaddedTableCells)
   md.use(budgetReusedReferences)
   return md

@@ -4,6 +4,7 @@
  * output, and a ~5 KB README of the usual kind.
  */
 import { MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from '../lib/markdown.js'
+import { wordsKept, wordsOf } from './lib/markdown-words.js'
 
 export interface PathologicalCase {
   name: string
@@ -26,8 +27,8 @@ const expect = (ok: boolean, why: string): string | null => ok ? null : why
 /** Opening tags of block quotes. */
 const quotes = (html: string): number => count(html, '<blockquote>')
 
-/** The greatest depth of nested containers in the output. */
-function containerDepth (html: string): number {
+/** The greatest depth of nested containers (lists and block quotes) in the output. */
+export function containerDepth (html: string): number {
   let depth = 0
   let deepest = 0
   for (const [tag] of html.matchAll(/<\/?(?:blockquote|ul|ol)>/g)) {
@@ -36,6 +37,25 @@ function containerDepth (html: string): number {
   }
   return deepest
 }
+
+/** Whether the HTML shows every word of the source, in order: nothing left out, only markup changed. */
+function everyWordKept (html: string, source: string): boolean {
+  const words = wordsOf(source)
+  return wordsKept(words, html) === words.length
+}
+
+/** Lines each nested one deeper than the last, by the markers given in turn, each with its text (`a` unless given). */
+export function staircase (markers: readonly string[], texts: readonly string[] = []): string {
+  let prefix = ''
+  return markers.map((marker, index) => {
+    const line = prefix + marker + (texts[index] ?? 'a') + '\n'
+    prefix += marker === '> ' ? marker : ' '.repeat(marker.length)
+    return line
+  }).join('')
+}
+
+/** Lists this deep put the deepest items' content at maxNesting: the shallowest that markdown-it alone cuts short. */
+const LIST_JUST_PAST_THE_BOUND = MAX_NESTING / 2
 
 export const pathologicalCases: PathologicalCase[] = [
   {
@@ -191,22 +211,37 @@ export const pathologicalCases: PathologicalCase[] = [
   {
     name: 'deeply nested lists',
     generate: (size) => { let text = ''; for (let depth = 0; ; depth++) { const line = '  '.repeat(depth) + '* a\n'; if (text.length + line.length > size) return text; text += line } },
-    check: (html) => expect(containerDepth(html) <= MAX_NESTING / 2 && html.includes('<li>a'), 'depth bounded')
+    check: (html, source) => expect(containerDepth(html) <= MAX_NESTING / 2 && html.includes('<li>a') && everyWordKept(html, source), 'depth bounded, every word kept')
   },
   {
     name: 'sawtooth of nested lists',
     generate: (size) => { let text = ''; for (let i = 0; ; i++) { const line = '  '.repeat(i % 12) + '- a\n'; if (text.length + line.length > size) return text; text += line } },
-    check: (html) => expect(containerDepth(html) <= MAX_NESTING / 2 && html.includes('<li>a'), 'depth bounded')
+    check: (html, source) => expect(containerDepth(html) <= MAX_NESTING / 2 && html.includes('<li>a') && everyWordKept(html, source), 'depth bounded, every word kept')
+  },
+  {
+    name: 'a list nested just past the bound, repeated',
+    generate: (size) => fill(size, staircase(Array(LIST_JUST_PAST_THE_BOUND).fill('- '))),
+    check: (html, source) => expect(containerDepth(html) < LIST_JUST_PAST_THE_BOUND && everyWordKept(html, source), 'depth bounded, every word kept')
+  },
+  {
+    name: 'a list nested 40 deep, repeated',
+    generate: (size) => fill(size, staircase(Array(40).fill('- '))),
+    check: (html, source) => expect(containerDepth(html) < LIST_JUST_PAST_THE_BOUND && everyWordKept(html, source), 'depth bounded, every word kept')
+  },
+  {
+    name: 'lists and block quotes nested in turn 40 deep, repeated',
+    generate: (size) => fill(size, staircase(Array.from({ length: 40 }, (_, depth) => ['- ', '> ', '+ '][depth % 3]!))),
+    check: (html, source) => expect(containerDepth(html) < MAX_NESTING && everyWordKept(html, source), 'depth bounded, every word kept')
   },
   {
     name: 'empty lines in deeply nested lists',
     generate: (size) => { const n = repeats(size, 3); return '- '.repeat(n) + 'x' + '\n'.repeat(n) },
-    check: (html) => expect(containerDepth(html) <= MAX_NESTING / 2, 'depth bounded')
+    check: (html, source) => expect(containerDepth(html) <= MAX_NESTING / 2 && everyWordKept(html, source), 'depth bounded, every word kept')
   },
   {
     name: 'empty lines in deeply nested lists in a block quote',
     generate: (size) => { const n = repeats(size - 4, 4); return '> ' + '- '.repeat(n) + 'x\n' + '>\n'.repeat(n) },
-    check: (html) => expect(containerDepth(html) <= MAX_NESTING / 2 + 1, 'depth bounded')
+    check: (html, source) => expect(containerDepth(html) <= MAX_NESTING / 2 + 1 && everyWordKept(html, source), 'depth bounded, every word kept')
   },
   {
     name: 'many list items',

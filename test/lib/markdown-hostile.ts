@@ -105,7 +105,12 @@ const raw: Array<[string, string]> = [
   ['bare URL with a quote', 'https://example.com/"onmouseover="alert(1) www.example.com/\'onmouseover=\'alert(1)'],
   ['bare URL with a tag', 'www.example.com/<script>alert(1)</script> https://a.b/<img src=x onerror=alert(1)>'],
   ['bare address with a tag', 'a@b.co<script>alert(1)</script>'],
-  ['task list item with raw HTML', '- [x] <input type="checkbox" onclick="alert(1)">\n- [ ] <script>alert(1)</script>']
+  ['task list item with raw HTML', '- [x] <input type="checkbox" onclick="alert(1)">\n- [ ] <script>alert(1)</script>'],
+  // Past the nesting bounds, where containers and links are text
+  ['hostile link and raw HTML in a list nested past the bound', Array.from({ length: 14 }, (_, depth) => '  '.repeat(depth) + '- [x](javascript:alert(1)) <img src=x onerror=alert(1)>').join('\n')],
+  ['raw HTML in block quotes and lists nested past the bound', '> '.repeat(8) + '- '.repeat(12) + '<script>alert(1)</script>\n' + '> '.repeat(8) + '<svg onload=alert(1)>'],
+  ['javascript link inside links nested past the bound', '[a '.repeat(25) + '[x](javascript:alert(1))' + '](javascript:alert(2))'.repeat(25)],
+  ['hostile image inside emphasis nested past the bound', '*a '.repeat(30) + '![x" onerror="alert(1)](data:text/html,<script>alert(1)</script>)' + ' a*'.repeat(30)]
 ]
 
 export const hostileInputs: HostileInput[] = raw.map(([name, markdown]) => ({ name, markdown }))
