@@ -25,6 +25,7 @@ const KiB = 1024
 const MiB = 1024 * KiB
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
 const REPORT_FULL_COLLECTIONS = fileURLToPath(new URL('report-full-collections.cjs', import.meta.url))
+const HOLD_SQLITE_WRITE_LOCK = fileURLToPath(new URL('../test/plugins/hold-sqlite-write-lock.ts', import.meta.url))
 
 /** A small seeded generator, so that every run sends the same queries. */
 function mulberry32 (seed: number): () => number {
@@ -205,6 +206,20 @@ async function scale (): Promise<void> {
     const latencies = await probeLiveness(url, added.then(async () => await new Promise((resolve) => setTimeout(resolve, 2000))))
     await listLoad
     table.guard(`${users.toLocaleString('en')} users: /health/live p99 while user add lands`, percentile(latencies, 0.99), FLOORS.livenessDuringUserAddP99Ms, ms)
+
+    // Another process (a backup, a long `user seed`) holds the write lock while pages are read and
+    // the readers' activity waits to be written.
+    log('scale: /health/live while another process holds the write lock for 3 s under list load')
+    const lockedLoad = load({ url, requests: [spread], connections: 10, duration: 6 })
+    const lockHeld = new Promise<void>((resolve, reject) => {
+      setTimeout(() => {
+        const holder = spawn(process.execPath, ['--import', 'tsx', HOLD_SQLITE_WRITE_LOCK, databaseUrl.slice('sqlite:'.length), '3000'], { stdio: ['ignore', 'ignore', 'inherit'] })
+        holder.once('exit', (code) => { code === 0 ? resolve() : reject(new Error(`the lock holder exited with ${String(code)}`)) })
+      }, 1000)
+    })
+    const latenciesWhileLocked = await probeLiveness(url, lockHeld)
+    await lockedLoad
+    table.guard(`${users.toLocaleString('en')} users: /health/live p99 while another process holds the write lock 3 s`, percentile(latenciesWhileLocked, 0.99), FLOORS.livenessDuringWriteLockP99Ms, ms)
   })
 }
 
