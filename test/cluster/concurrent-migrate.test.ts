@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import pg from 'pg'
-import { postgresDatabase, postgresSkip as skip } from '../postgres.js'
-import { freePort, Replica, runMeridian } from './harness.js'
+import { postgresDatabase, postgresSkip } from '../postgres.js'
+import { clusterTestSkip, freePort, Replica, runMeridian } from './harness.js'
 
+/** Part of the cluster group (processes racing on one database), and it needs PostgreSQL. */
+const skip = clusterTestSkip !== false ? clusterTestSkip : postgresSkip
 const PROCESSES = 5
 const ROUNDS = 3
 /** Replicas started together, that many times. */

@@ -248,19 +248,24 @@ export function templateNginxConfig (text: string, balancer: Endpoint, replicas:
   if (listens.length !== 1) throw new Error(`the nginx configuration needs exactly one \`listen\`, not ${listens.length}`)
   templated = templated.replace(listen, (_directive, listenParameters: string) => `listen ${balancer.host}:${balancer.port}${listenParameters};`)
 
-  // The shipped file's own access log (with its format) goes to the run directory too.
-  templated = templated.replace(/(?<![\w-])access_log\s+(?!off\b)[^\s;]+/g, () => `access_log ${join(directory, 'access-shipped.log')}`)
+  // The file's own access log (in its format) goes to the run directory; a file without one gets
+  // one there, in a format without the query (which carries tokens), instead of nginx's default.
+  const accessLog = /(?<![\w-])access_log\s+(?!off\b)[^\s;]+/
+  const hasAccessLog = accessLog.test(templated)
+  templated = templated.replace(new RegExp(accessLog, 'g'), () => `access_log ${join(directory, 'access-shipped.log')}`)
   // So does its error log, at its own level; a file without one gets nginx's default level.
-  const errorLog = /(?<![\w-])error_log\s+(?!stderr\b)[^\s;]+/g
+  const errorLog = /(?<![\w-])error_log\s+(?!stderr\b)[^\s;]+/
   templated = errorLog.test(templated)
-    ? templated.replace(errorLog, () => `error_log ${join(directory, 'error.log')}`)
+    ? templated.replace(new RegExp(errorLog, 'g'), () => `error_log ${join(directory, 'error.log')}`)
     : `error_log ${join(directory, 'error.log')} error;\n${templated}`
 
   const files = [
     // On one machine the kernel would pick 127.0.0.1 to reach the replicas; a balancer of its own
     // has one address, the one TRUST_PROXY names.
     `proxy_bind ${balancer.host};`,
-    `access_log ${join(directory, 'access.log')};`,
+    ...hasAccessLog
+      ? []
+      : [`log_format harness '$remote_addr [$time_local] "$request_method $uri" $status upstream=$upstream_addr';`, `access_log ${join(directory, 'access.log')} harness;`],
     ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `${kind}_temp_path ${join(directory, `${kind}_temp`)};`)
   ]
   const http = /(?<![\w-])http\s*\{/

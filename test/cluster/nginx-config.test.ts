@@ -31,7 +31,11 @@ t.test('deploy/nginx.conf keeps every directive but the addresses', async (t) =>
   t.match(templated, 'proxy_temp_path /run/cluster/proxy_temp;', 'and keeps its files in the run directory')
   t.match(templated, 'access_log /run/cluster/access-shipped.log meridian;', 'its own access log too, in its own format')
   t.match(templated, 'error_log /run/cluster/error.log crit;', 'and its error log at the shipped level')
-  t.match(templateNginxConfig(STOCK_NGINX_CONFIG, balancer, replicas, '/run/cluster'), /^error_log \/run\/cluster\/error.log error;/, 'a file without one gets nginx\'s default')
+  t.notMatch(templated, 'access.log ', 'and no access log of the harness\'s beside it')
+  const stock = templateNginxConfig(STOCK_NGINX_CONFIG, balancer, replicas, '/run/cluster')
+  t.match(stock, /^error_log \/run\/cluster\/error.log error;/, 'a file without an error log gets nginx\'s default level')
+  t.match(stock, 'access_log /run/cluster/access.log harness;', 'one without an access log gets the harness\'s')
+  t.notMatch(/log_format harness [^;]*/.exec(stock)?.[0], /\$(request|request_uri|args|query_string)\b/, 'whose format has no query')
   t.match(deployConfig, /log_format meridian [^;]*request_id=\$meridian_request_id/, 'whose lines carry the request id the replicas log')
 })
 
