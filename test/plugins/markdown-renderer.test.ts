@@ -53,11 +53,14 @@ t.test('a thread answers the JSON that serializing its HTML on the event loop gi
   t.ok(Buffer.from(JSON.stringify({ data: renderSafeMarkdown(small) })).equals((await post(app, small)).rawPayload))
 })
 
-/** Half a MiB of lazy lines in a deep block quote: the slowest category, most of a second here. */
-function slowMarkdown (): string {
+/**
+ * Lazy lines in a deep block quote, the slowest category: half a MiB takes most of a second here
+ * and exhausts a 64 MB thread heap; a quarter keeps a thread busy for a few hundred ms.
+ */
+function slowMarkdown (size = MiB / 4): string {
   const category = pathologicalCases.find(({ name }) => name.startsWith('lazy lines'))
   if (category === undefined) throw new Error('no lazy-lines category in test/markdown-corpus.ts')
-  return category.generate(MiB / 2)
+  return category.generate(size)
 }
 
 async function buildRenderer (t: Test, options: MarkdownRendererOptions = {}): Promise<FastifyInstance> {
@@ -128,7 +131,7 @@ t.test('past the pending length, 503 with Retry-After until the renders catch up
 
 t.test('a render that exhausts its thread heap answers 500; the process and the pool go on', async (t) => {
   const app = await buildRenderer(t, { threadHeapMb: 64 })
-  const huge = await post(app, slowMarkdown())
+  const huge = await post(app, slowMarkdown(MiB / 2))
   t.equal(huge.statusCode, 500)
   t.same(JSON.parse(huge.body), { error: { code: 500, message: 'Internal server error' } })
   const next = await post(app, LARGE_DOCUMENT)
@@ -160,7 +163,7 @@ t.test('closing the app waits for a render still queued for a thread too', async
 t.test('a render queued behind one that exhausts its thread heap still renders', { timeout: 30_000 }, async (t) => {
   const app = await buildRenderer(t, { threads: 1, threadHeapMb: 64 })
   const render = watchNextRender(app)
-  const huge = post(app, slowMarkdown())
+  const huge = post(app, slowMarkdown(MiB / 2))
   await render.started
   // Why the queued render failed, if it does: it did once, in CI on Node 24.21 (not reproduced in
   // 42 runs since, 24 of them four at a time).

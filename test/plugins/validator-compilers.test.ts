@@ -15,7 +15,7 @@ t.test('maxLength gives the verdict and the error of Ajv\'s own, for any string 
     const actual = cheap.compile(schema)
     const pick = (errors: typeof actual.errors) => JSON.stringify(errors?.map(({ keyword, instancePath, message, params }) => ({ keyword, instancePath, message, params })))
     return actual({ text }) === expected({ text }) && pick(actual.errors) === pick(expected.errors)
-  }), { numRuns: 3000 })
+  }), { numRuns: 1000 })
   t.ok(cheap.validate({ type: 'string', maxLength: 2 }, '😀😀'), 'a surrogate pair is one character')
   t.notOk(cheap.validate({ type: 'string', maxLength: 2 }, '😀😀a'))
 })
