@@ -169,11 +169,11 @@ async function run (argv: string[]): Promise<string | undefined> {
 /**
  * PostgreSQL's answers that DATABASE_URL or the server's set-up is wrong, not the code: no such
  * database (3D000) or role, a refused password or privilege (class 28, 42501), no connection or
- * too many (classes 08, 53), a server starting or shutting down (class 57).
+ * too many (classes 08, 53), a server starting or shutting down (57P01-57P03).
  */
 function isPostgresSetupError (error: unknown): boolean {
   const { code, severity } = error as { code?: unknown, severity?: unknown }
-  return typeof code === 'string' && typeof severity === 'string' && /^(08|28|3D|53|57)|^42501$/.test(code)
+  return typeof code === 'string' && typeof severity === 'string' && /^(08|28|3D|53|57P0[1-3])|^42501$/.test(code)
 }
 
 try {

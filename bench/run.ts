@@ -25,7 +25,7 @@ const KiB = 1024
 const MiB = 1024 * KiB
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
 const REPORT_FULL_COLLECTIONS = fileURLToPath(new URL('report-full-collections.cjs', import.meta.url))
-const HOLD_SQLITE_WRITE_LOCK = fileURLToPath(new URL('../test/plugins/hold-sqlite-write-lock.ts', import.meta.url))
+const HOLD_SQLITE_WRITE_LOCK = fileURLToPath(new URL('../scripts/hold-sqlite-write-lock.ts', import.meta.url))
 
 /** A small seeded generator, so that every run sends the same queries. */
 function mulberry32 (seed: number): () => number {

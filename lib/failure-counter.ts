@@ -87,6 +87,8 @@ export class MemoryFailureCounter implements FailureCounter {
 export const redisCounterClientOptions = {
   maxRetriesPerRequest: 1,
   enableOfflineQueue: false,
+  // A count its login already answered 503 for must not run later, when the client reconnects.
+  autoResendUnfulfilledCommands: false,
   commandTimeout: 2000
 } as const satisfies RedisOptions
 
@@ -144,24 +146,33 @@ export class RedisFailureCounter implements FailureCounter {
    * give-back older than a window has nothing left to take.
    */
   private readonly unconfirmed: LRUCache<string, UnconfirmedGiveBack>
+  /**
+   * Counts refused before they were sent (no connection, no offline queue): their give-backs have
+   * nothing to take, and kept they would crowd out the ones that matter. Each is removed by its
+   * give-back, which follows at once; bounded all the same.
+   */
+  private readonly neverSent: LRUCache<string, true>
 
   constructor (private readonly redis: Redis, private readonly windowMs: number, options: RedisFailureCounterOptions = {}) {
     this.prefix = options.prefix ?? DEFAULT_PREFIX
     this.unconfirmed = new LRUCache({ max: options.maxUnconfirmedGiveBacks ?? 10_000, ttl: windowMs })
+    this.neverSent = new LRUCache({ max: 10_000 })
     // Sent with EVALSHA, and with EVAL once when the server does not have the script yet.
     redis.defineCommand('countAttempt', { numberOfKeys: 1, lua: COUNT_ATTEMPT })
-    // Runs after ioredis has sent again what the lost connection left unanswered, so a count
-    // that was resent lands before its give-back.
+    // A count the lost connection left unanswered may have run: its give-back is sent again.
     redis.on('ready', () => { this.unconfirmed.forEach((giveBack) => { this.send(giveBack) }) })
   }
 
   async hit (key: string, attempt: AttemptId, limit: number): Promise<AttemptCount> {
+    // Without a ready connection ioredis refuses the command without sending it.
+    if (this.redis.status !== 'ready') this.neverSent.set(idOf({ key: this.prefix + key, attempt }), true)
     const [attempts, ttl] = await this.redis.countAttempt(this.prefix + key, attempt, this.windowMs, limit)
     return { attempts, retryAfterSeconds: Math.max(1, Math.ceil(ttl / 1000)) }
   }
 
   giveBack (key: string, attempt: AttemptId): void {
     const giveBack = { key: this.prefix + key, attempt }
+    if (this.neverSent.delete(idOf(giveBack))) return
     this.unconfirmed.set(idOf(giveBack), giveBack)
     this.send(giveBack)
   }

@@ -120,6 +120,8 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
       ]
       const retryAfter = Math.max(...waits)
       if (retryAfter > 0) {
+        // Refused before its password was checked: it counts against neither key.
+        giveBack(request, usernameKey(username), addressKey(request))
         throw new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfter) })
       }
     },

@@ -132,8 +132,9 @@ export class UserStore {
   private get db () { return this.connection.db }
 
   async migrate (): Promise<string[]> {
-    // Run again from the start: the migrator re-reads what was applied, and a migration that met
-    // the lock is one statement or a transaction of its own, so it left nothing behind.
+    // Run again from the start: the migrator re-reads what was applied. A migration that met the
+    // lock in its own transaction left nothing behind; 0001, which Kysely runs on SQLite outside
+    // one, could leave its table without its record if the lock came between the two.
     return await retryWhileBusy(async () => await migrateToLatest(this.db, this.dialect))
   }
 

@@ -25,7 +25,8 @@ t.test('a lock that outlasts the wait fails with its busy error, about when the 
   let attempts = 0
   await t.rejects(retryWhileBusy(async () => { attempts++; throw Object.assign(busy(), { code: 'SQLITE_BUSY_SNAPSHOT' }) }, waitMs), { code: 'SQLITE_BUSY_SNAPSHOT' })
   const elapsed = performance.now() - started
-  t.ok(elapsed >= waitMs && elapsed < waitMs + 150, `gave up after ${elapsed.toFixed(0)} ms`)
+  // Not before the wait ends; soon after it (a second of slack: timers run late on a busy machine).
+  t.ok(elapsed >= waitMs && elapsed < waitMs + 1000, `gave up after ${elapsed.toFixed(0)} ms`)
   t.ok(attempts > 2, `after ${attempts} attempts`)
 })
 

@@ -18,7 +18,7 @@ const MAX_EVENT_LOOP_STALL_MS = 50
 
 /** Another process takes the database's write lock and holds it for `ms`: resolves once it holds it. */
 async function writeLockHeldByAnotherProcess (t: Test, file: string, ms: number): Promise<{ released: Promise<void> }> {
-  const holder = fileURLToPath(new URL('./hold-sqlite-write-lock.ts', import.meta.url))
+  const holder = fileURLToPath(new URL('../../scripts/hold-sqlite-write-lock.ts', import.meta.url))
   const child = spawn(process.execPath, ['--import', 'tsx', holder, file, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] })
   t.teardown(() => { child.kill() })
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()

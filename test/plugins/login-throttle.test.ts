@@ -133,3 +133,12 @@ t.test('a Redis that refuses the throttle\'s commands: logins answer 503 with it
   t.equal((await login(`${username}-other`)).statusCode, 200, 'the refused login left no count on its address')
   t.equal((await app.inject('/health/ready')).statusCode, 200, 'readiness stays 200: every replica shares the one Redis')
 })
+
+t.test('an attempt refused with 429 counts against neither the username nor the address', async (t) => {
+  const app = await build(t, {}, { loginThrottle: { maxFailuresPerUsername: 2, maxFailuresPerAddress: 3 } })
+  const guess = async (username: string) => (await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: 'a wrong guess' } })).statusCode
+  t.same([await guess('ada'), await guess('ada'), await guess('ada')], [403, 403, 429], 'the username\'s limit')
+  // Two failures on the address so far: the refused third attempt was never checked.
+  t.equal(await guess('grace'), 403, 'the address still has a failure left')
+  t.equal(await guess('grace'), 429, 'and then none')
+})

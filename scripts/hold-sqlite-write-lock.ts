@@ -3,7 +3,7 @@
  * `node --import tsx hold-sqlite-write-lock.ts <file> <ms>`. Prints `locked` once it holds the
  * lock and `released` once it has committed.
  */
-import BetterSqlite3 from '../../lib/store/better-sqlite3.js'
+import BetterSqlite3 from '../lib/store/better-sqlite3.js'
 
 const [file, holdMs] = process.argv.slice(2)
 if (file === undefined || holdMs === undefined) throw new Error('usage: hold-sqlite-write-lock.ts <file> <ms>')
