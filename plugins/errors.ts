@@ -57,7 +57,7 @@ function isOverloadRefusal (error: FastifyError | HttpError): boolean {
 function refusalReason (error: FastifyError | HttpError): string | undefined {
   if (error instanceof HttpError) return error.message
   if (isOverloadRefusal(error)) return 'Overloaded'
-  if (isDependencyUnavailable(error)) return `Dependency unavailable: ${error.code ?? ''} ${error.message}`.replace(/ {2,}/g, ' ')
+  if (isDependencyUnavailable(error)) return ['Dependency unavailable:', error.code, error.message].filter(Boolean).join(' ')
   return undefined
 }
 

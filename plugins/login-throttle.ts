@@ -110,10 +110,11 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
     async attempt (request, username) {
       const attempt = newAttemptId()
       attemptOf.set(request, attempt)
+      const giveBackBoth = () => { giveBack(request, usernameKey(username), addressKey(request)) }
       const [perUsername, perAddress] = await storeAnswers(request, [
         counter.hit(usernameKey(username), attempt, limits.maxFailuresPerUsername),
         counter.hit(addressKey(request), attempt, limits.maxFailuresPerAddress)
-      ], () => { giveBack(request, usernameKey(username), addressKey(request)) })
+      ], giveBackBoth)
       const waits = [
         perUsername.attempts > limits.maxFailuresPerUsername ? perUsername.retryAfterSeconds : 0,
         perAddress.attempts > limits.maxFailuresPerAddress ? perAddress.retryAfterSeconds : 0
@@ -121,7 +122,7 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
       const retryAfter = Math.max(...waits)
       if (retryAfter > 0) {
         // Refused before its password was checked: it counts against neither key.
-        giveBack(request, usernameKey(username), addressKey(request))
+        giveBackBoth()
         throw new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfter) })
       }
     },

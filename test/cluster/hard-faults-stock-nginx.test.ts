@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { clusterTestSkip, startCluster, STOCK_NGINX_CONFIG } from './harness.js'
+import { clusterTestSkip, startCluster, STOCK_FAIL_TIMEOUT_MS, STOCK_KEEPALIVE_NGINX_CONFIG } from './harness.js'
 import { killAfterRestart, READY_TIMEOUT_MS, untilBalancerServes } from './faults.js'
-import { addLoadUsers } from './rollout.js'
+import { addLoadUsers } from './load.js'
 
 /**
  * A replica killed with SIGKILL behind stock nginx with keep-alive (the README's "Other
@@ -10,11 +10,6 @@ import { addLoadUsers } from './rollout.js'
  * benches the restarted one for the attempts that failed while it was down); once its
  * `fail_timeout` has passed, only the POSTs caught on the killed connections do.
  */
-const STOCK_FAIL_TIMEOUT_MS = 10_000
-const STOCK_KEEPALIVE_NGINX_CONFIG = STOCK_NGINX_CONFIG
-  .replace('server replica:3000;', 'server replica:3000;\n    keepalive 16;')
-  .replace('proxy_pass http://meridian;', 'proxy_pass http://meridian;\n      proxy_http_version 1.1;\n      proxy_set_header Connection "";')
-
 t.test('stock nginx with keep-alive: a replica killed soon after the other one restarted, then once fail_timeout has passed', { skip: clusterTestSkip }, async (t) => {
   const cluster = await startCluster(t, { nginxConfig: STOCK_KEEPALIVE_NGINX_CONFIG, network: '127.0.23', env: { LOG_LEVEL: 'warn' }, readyTimeoutMs: READY_TIMEOUT_MS })
   const users = await addLoadUsers(cluster)

@@ -4,9 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { clusterTestSkip, startCluster, type Cluster } from './harness.js'
 import { describeLoad, killAfterRestart, READY_TIMEOUT_MS, untilBalancerServes } from './faults.js'
-import { startLoad } from './load.js'
+import { addLoadUsers, startLoad } from './load.js'
 import { assertNoTokensInLogs } from './log-secrets.js'
-import { addLoadUsers } from './rollout.js'
 
 /**
  * Hard faults behind deploy/nginx.conf under the mixed load of the rollout test: a replica killed

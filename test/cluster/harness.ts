@@ -56,6 +56,14 @@ http {
 }
 `
 
+/** Stock nginx with keep-alive connections to the replicas, as most guides write it. */
+export const STOCK_KEEPALIVE_NGINX_CONFIG = STOCK_NGINX_CONFIG
+  .replace('server replica:3000;', 'server replica:3000;\n    keepalive 16;')
+  .replace('proxy_pass http://meridian;', 'proxy_pass http://meridian;\n      proxy_http_version 1.1;\n      proxy_set_header Connection "";')
+
+/** nginx's default `fail_timeout`: a replica that failed once gets no requests for this long. */
+export const STOCK_FAIL_TIMEOUT_MS = 10_000
+
 export interface Endpoint { host: string, port: number }
 
 export interface ClusterOptions {

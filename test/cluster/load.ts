@@ -22,6 +22,16 @@ const SUN_PLACES = [[51.4779, -0.0015], [40.7128, -74.006], [-33.8688, 151.2093]
 const MARKDOWN = '# Release notes\n\n' + Array.from({ length: 20 }, (_, i) =>
   `- item ${i}: *emphasis*, \`code\` and a [link](https://example.com/${i})`).join('\n') + '\n'
 
+/** Clients of the load, each a user of its own. */
+const LOAD_CONNECTIONS = 8
+
+/** A user of its own for each load connection. */
+export async function addLoadUsers (cluster: Cluster): Promise<Array<{ username: string, password: string }>> {
+  const users = Array.from({ length: LOAD_CONNECTIONS }, (_, i) => ({ username: `load-${i}`, password: `load-password-${i}` }))
+  for (const user of users) await cluster.addUser(user.username, user.password)
+  return users
+}
+
 /**
  * Requests a second of the whole load. Tens of thousands of requests in a rollout prove "none
  * lost" as well as the machine's ceiling would, and leave a core for the test files that run

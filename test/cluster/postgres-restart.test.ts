@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
 import { clusterTestSkip, startCluster, type Cluster } from './harness.js'
-import { startLoad } from './load.js'
+import { addLoadUsers, startLoad } from './load.js'
 import { postgresServerSkip, startPostgresServer } from './postgres-server.js'
 
 /**
@@ -56,8 +56,7 @@ async function watchDatabase (url: string, stopped: () => boolean): Promise<{ do
 t.test('a real PostgreSQL restart under load: replicas answer 503 where they need it, never exit, and serve again within 2 s', { skip: clusterTestSkip !== false ? clusterTestSkip : postgresServerSkip }, async (t) => {
   const server = await startPostgresServer(t, POSTGRES_HOST)
   const cluster = await startCluster(t, { postgresUrl: server.url, network: NETWORK, env: { LOG_LEVEL: 'warn' }, readyTimeoutMs: READY_TIMEOUT_MS })
-  const users = Array.from({ length: 8 }, (_, i) => ({ username: `load-${i}`, password: `load-password-${i}` }))
-  for (const user of users) await cluster.addUser(user.username, user.password)
+  const users = await addLoadUsers(cluster)
   const { access_token: token } = await cluster.login('load-0', 'load-password-0')
 
   let stop = false

@@ -1,18 +1,13 @@
 import t from 'tap'
-import { clusterTestSkip, startCluster, STOCK_NGINX_CONFIG } from './harness.js'
-import { addLoadUsers, rollingRestarts } from './rollout.js'
+import { clusterTestSkip, startCluster, STOCK_FAIL_TIMEOUT_MS, STOCK_KEEPALIVE_NGINX_CONFIG, STOCK_NGINX_CONFIG } from './harness.js'
+import { addLoadUsers } from './load.js'
+import { rollingRestarts } from './rollout.js'
 
 /**
  * Rolling restarts behind nginx as most guides write it (the README's "Other balancers"), on one
  * cluster whose nginx is reloaded with each configuration. Stock nginx benches a replica that
  * failed once for its default `fail_timeout`, so each next replica waits that out.
  */
-const STOCK_FAIL_TIMEOUT_MS = 10_000
-/** Stock nginx with keep-alive connections to the replicas, as most guides write it. */
-const STOCK_KEEPALIVE_NGINX_CONFIG = STOCK_NGINX_CONFIG
-  .replace('server replica:3000;', 'server replica:3000;\n    keepalive 16;')
-  .replace('proxy_pass http://meridian;', 'proxy_pass http://meridian;\n      proxy_http_version 1.1;\n      proxy_set_header Connection "";')
-
 t.test('rolling restarts behind stock nginx, waiting out fail_timeout between replicas', { skip: clusterTestSkip }, async (t) => {
   const cluster = await startCluster(t, { nginxConfig: STOCK_KEEPALIVE_NGINX_CONFIG, network: '127.0.6', env: { LOG_LEVEL: 'warn' }, readyTimeoutMs: 120_000 })
   const users = await addLoadUsers(cluster)

@@ -1,7 +1,8 @@
 import t from 'tap'
 import { clusterTestSkip, startCluster } from './harness.js'
+import { addLoadUsers } from './load.js'
 import { assertNoTokensInLogs } from './log-secrets.js'
-import { addLoadUsers, rollingRestarts } from './rollout.js'
+import { rollingRestarts } from './rollout.js'
 
 // deploy/nginx.conf, with deploy/compose.yaml's instructions for a third replica: its upstream
 // line is a copy of the others, parameters included (the harness gives it the last server

@@ -5,7 +5,6 @@ import { startLoad } from './load.js'
 
 /** Rolling restarts a test runs; once proves "none lost" with tens of thousands of requests. */
 export const ROLLOUTS = Number(process.env.ROLLOUTS ?? 1)
-export const LOAD_CONNECTIONS = 8
 
 interface Rollout { exits: Exit[], seconds: number }
 
@@ -14,13 +13,6 @@ interface Rollout { exits: Exit[], seconds: number }
  * (`'idempotent'`: stock nginx without keep-alive, see the README).
  */
 export type Guarantee = 'all' | 'idempotent'
-
-/** A user of its own for each load connection. */
-export async function addLoadUsers (cluster: Cluster): Promise<Array<{ username: string, password: string }>> {
-  const users = Array.from({ length: LOAD_CONNECTIONS }, (_, i) => ({ username: `load-${i}`, password: `load-password-${i}` }))
-  for (const user of users) await cluster.addUser(user.username, user.password)
-  return users
-}
 
 /** Restarts every replica in turn, `pauseBetweenMs` after the previous one (or the last rollout) was ready. */
 async function rollOut (cluster: Cluster, pauseBetweenMs: number): Promise<Rollout> {
