@@ -43,10 +43,14 @@ metrics_port=$((port + 1))
 ) &
 server_pid=$!
 
-for _ in $(seq 1 100); do
-  if curl -fsS "http://127.0.0.1:$port/health/ready" > /dev/null 2>&1; then break; fi
+# Up to 60 s: under a loaded CI machine a cold start of the pruned install is slow.
+ready=""
+for _ in $(seq 1 300); do
+  if curl -fsS "http://127.0.0.1:$port/health/ready" > /dev/null 2>&1; then ready=1; break; fi
+  kill -0 "$server_pid" 2>/dev/null || { echo "the server exited before it was ready" >&2; exit 1; }
   sleep 0.2
 done
+[ -n "$ready" ] || { echo "the server was not ready on port $port after 60 s" >&2; exit 1; }
 echo "== probes"
 curl -fsS "http://127.0.0.1:$port/health/ready"; echo
 curl -fsS "http://127.0.0.1:$port/health/live"; echo

@@ -8,6 +8,7 @@ const skip = switchSkip('MERIDIAN_IMAGE_TEST', 'the container image check (a cle
 
 t.test('the Dockerfile\'s build and start, done without Docker', { skip, timeout: 900_000 }, async (t) => {
   const result = spawnSync('bash', [script], { encoding: 'utf8', timeout: 900_000 })
-  t.equal(result.status, 0, `${result.stdout.slice(-2000)}\n${result.stderr.slice(-2000)}`)
+  // The script's own error lines come first: tap may cut a long diagnostic from the end.
+  t.equal(result.status, 0, `${result.stderr.slice(-3000)}\n--- stdout ---\n${result.stdout.slice(-1500)}`, { signal: result.signal })
   t.match(result.stdout, 'image smoke test passed')
 })
