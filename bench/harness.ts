@@ -51,7 +51,10 @@ export const JSON_HEADERS = { 'content-type': 'application/json' }
 export interface ChildServer { url: string, child: ChildProcess, stop: () => Promise<void> }
 
 export async function startServer (kind: string, ...args: string[]): Promise<ChildServer> {
-  const child = fork(fileURLToPath(new URL('./servers.ts', import.meta.url)), [kind, ...args], { execArgv: process.execArgv })
+  // Standard output is a pipe the harness drains, as a container runtime's is: a server that logs
+  // pays for its lines as it would in production, and the table stays clean.
+  const child = fork(fileURLToPath(new URL('./servers.ts', import.meta.url)), [kind, ...args], { execArgv: process.execArgv, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+  child.stdout?.resume()
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (message) => { resolve((message as { port: number }).port) })
     child.once('exit', (code) => { reject(new Error(`${kind} server exited (${String(code)}) before listening`)) })

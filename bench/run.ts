@@ -1,13 +1,12 @@
 /**
  * `npm run bench`: every part, one table on standard output (progress on standard error), exit
  * status 1 when a figure is past its floor (bench/floors.ts). `npm run bench -- sun markdown` runs
- * some parts. BENCH_ROUNDS (5) and BENCH_SECONDS (4) set the alternating rounds of each rate
+ * some parts. BENCH_ROUNDS (9) and BENCH_SECONDS (4) set the alternating rounds of each rate
  * comparison; BENCH_USERS (1,000,000) the users of the scale part; BENCH_DATABASE_URL (else
  * TEST_DATABASE_URL, else the local server; `none` to skip) the PostgreSQL server.
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -19,11 +18,11 @@ import {
   startServer, Table, times
 } from './harness.js'
 import { BENCH_USER } from './servers.js'
+import { CLI, type Configuration, freePort, startService } from './service.js'
 
 const table = new Table()
 const KiB = 1024
 const MiB = 1024 * KiB
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
 const REPORT_FULL_COLLECTIONS = fileURLToPath(new URL('report-full-collections.cjs', import.meta.url))
 const HOLD_SQLITE_WRITE_LOCK = fileURLToPath(new URL('../scripts/hold-sqlite-write-lock.ts', import.meta.url))
 
@@ -103,37 +102,44 @@ async function withServers<T> (servers: Array<Promise<ChildServer>>, use: (serve
 
 async function sun (): Promise<void> {
   const requests = sunQueries()
-  await withServers([startServer('app', sqliteUrl(), '0'), startServer('fixed'), startServer('bare-sun')], async ([service, fixed, bare]) => {
-    log('sun: the app, Fastify with a fixed body, node:http with the searches (20 connections)')
-    // Every connection walks the queries from its own offset.
-    let next = 0
-    const staggered = (client: { setRequests: (requests: BenchRequest[]) => void }): void => {
-      const offset = (next++ % 20) * 200
-      client.setRequests([...requests.slice(offset), ...requests.slice(0, offset)])
-    }
-    const rates = await medianRates(([['service', service], ['fixed', fixed], ['searches', bare]] as const).map(([name, server]) =>
-      ({ name, url: server?.url ?? '', requests, connections: 20, setupClient: staggered })))
-    table.guard('sun: app ÷ Fastify fixed body', (rates.service ?? 0) / (rates.fixed ?? 1), FLOORS.sunVsFixedBody, ratio)
-    table.guard('sun: app ÷ bare searches', (rates.service ?? 0) / (rates.searches ?? 1), FLOORS.sunVsBareSearches, times)
-  })
+  await withServers([startService('image', sqliteUrl()), startService('quiet', sqliteUrl()), startServer('fixed'), startServer('fixed-logged'), startServer('bare-sun')],
+    async ([image, quiet, fixed, fixedLogged, bare]) => {
+      log('sun: the service as the image runs it and quiet, Fastify with a fixed body without and with its logger, node:http with the searches (20 connections)')
+      // Every connection walks the queries from its own offset.
+      let next = 0
+      const staggered = (client: { setRequests: (requests: BenchRequest[]) => void }): void => {
+        const offset = (next++ % 20) * 200
+        client.setRequests([...requests.slice(offset), ...requests.slice(0, offset)])
+      }
+      const rates = await medianRates(([['image', image], ['quiet', quiet], ['fixed', fixed], ['fixed, logger at info', fixedLogged], ['searches', bare]] as const)
+        .map(([name, server]) => ({ name, url: server?.url ?? '', requests, connections: 20, setupClient: staggered })))
+      const of = (name: string): number => rates[name] ?? NaN
+      table.guard('sun: image ÷ quiet', of('image') / of('quiet'), FLOORS.imageVsQuiet, ratio)
+      table.guard('sun: image ÷ Fastify fixed body, logger at info', of('image') / of('fixed, logger at info'), FLOORS.sunImageVsLoggedFixedBody, ratio)
+      table.note('sun: image ÷ Fastify fixed body, no logger', ratio(of('image') / of('fixed')))
+      table.note('sun: Fastify fixed body, logger at info ÷ no logger', ratio(of('fixed, logger at info') / of('fixed')))
+      table.guard('sun: quiet ÷ Fastify fixed body, no logger', of('quiet') / of('fixed'), FLOORS.sunVsFixedBody, ratio)
+      table.guard('sun: quiet ÷ bare searches', of('quiet') / of('searches'), FLOORS.sunVsBareSearches, times)
+    })
 }
 
 async function auth (): Promise<void> {
   const postgres = await postgresUrl()
-  const databases = [['SQLite', sqliteUrl()], ...(postgres !== undefined ? [['PostgreSQL', postgres.url]] : [])] as const
+  type Service = readonly [Configuration, string, string]
+  const services: Service[] = [['image', 'SQLite', sqliteUrl()], ['quiet', 'SQLite', sqliteUrl()], ...(postgres !== undefined ? [['quiet', 'PostgreSQL', postgres.url] as const] : [])]
+  const nameOf = ([configuration, database]: Service): string => `${configuration} on ${database}`
   try {
-    await withServers([startServer('fixed'), ...databases.map(async ([, url]) => await startServer('app', url, '1000'))], async ([fixed, ...services]) => {
-      const tokens = await Promise.all(services.map(async (service) => await logIn(service.url)))
+    await withServers([startServer('fixed'), ...services.map(async ([configuration, , url]) => await startService(configuration, url, 1000))], async ([fixed, ...started]) => {
+      const tokens = await Promise.all(started.map(async (service) => await logIn(service.url)))
       for (const [route, request, floor] of [['list page 1', listRequest, FLOORS.listVsFixedBody], ['refresh', refreshRequest, FLOORS.refreshVsFixedBody]] as const) {
-        log(`${route}: the app on ${databases.map(([name]) => name).join(' and ')} (1,001 users), Fastify with a fixed body`)
+        log(`${route}: the service (${services.map(nameOf).join(', ')}; 1,001 users), Fastify with a fixed body`)
         // The fixed-body server gets the very requests the services get: same URL, token and body.
         const rates = await medianRates([{ name: 'fixed', url: fixed?.url ?? '', requests: [request(tokens[0] as Tokens)] },
-          ...services.map((service, i) => ({ name: databases[i]?.[0] ?? '', url: service.url, requests: [request(tokens[i] as Tokens)] }))])
-        for (const [name] of databases) {
-          const value = (rates[name] ?? 0) / (rates.fixed ?? 1)
-          if (name === 'SQLite') table.guard(`${route}: app on SQLite ÷ Fastify fixed body`, value, floor, ratio)
-          else table.note(`${route}: app on PostgreSQL ÷ Fastify fixed body`, ratio(value))
-        }
+          ...started.map((service, i) => ({ name: nameOf(services[i] as Service), url: service.url, requests: [request(tokens[i] as Tokens)] }))])
+        const of = (name: string): number => rates[name] ?? NaN
+        table.guard(`${route}: image ÷ quiet, on SQLite`, of('image on SQLite') / of('quiet on SQLite'), FLOORS.imageVsQuiet, ratio)
+        table.guard(`${route}: quiet on SQLite ÷ Fastify fixed body`, of('quiet on SQLite') / of('fixed'), floor, ratio)
+        if (postgres !== undefined) table.note(`${route}: quiet on PostgreSQL ÷ Fastify fixed body`, ratio(of('quiet on PostgreSQL') / of('fixed')))
       }
     })
   } finally {
@@ -143,12 +149,14 @@ async function auth (): Promise<void> {
 }
 
 async function markdown (): Promise<void> {
-  await withServers([startServer('app', sqliteUrl(), '0'), startServer('bare-markdown')], async ([service, bare]) => {
+  await withServers([startService('quiet', sqliteUrl()), startService('image', sqliteUrl()), startServer('bare-markdown')], async ([service, image, bare]) => {
     const url = service?.url ?? ''
-    log(`markdown: the app and node:http + markdown-it on the ${(Buffer.byteLength(README) / KiB).toFixed(1)} KiB README`)
+    log(`markdown: the service quiet and as the image runs it, node:http + markdown-it on the ${(Buffer.byteLength(README) / KiB).toFixed(1)} KiB README`)
     const requests: BenchRequest[] = [{ method: 'POST', path: '/api/markdown/parse', headers: JSON_HEADERS, body: JSON.stringify({ markdown: README }) }]
-    const rates = await medianRates([{ name: 'service', url, requests }, { name: 'bare', url: bare?.url ?? '', requests }])
-    table.guard('markdown README: app ÷ node:http + markdown-it', (rates.service ?? 0) / (rates.bare ?? 1), FLOORS.markdownVsBare, ratio)
+    const rates = await medianRates([{ name: 'quiet', url, requests }, { name: 'image', url: image?.url ?? '', requests }, { name: 'bare', url: bare?.url ?? '', requests }])
+    const of = (name: string): number => rates[name] ?? NaN
+    table.guard('markdown README: quiet ÷ node:http + markdown-it', of('quiet') / of('bare'), FLOORS.markdownVsBare, ratio)
+    table.note('markdown README: image ÷ node:http + markdown-it', ratio(of('image') / of('bare')))
 
     const render = async (source: string): Promise<number> => {
       const started = performance.now()
@@ -177,7 +185,7 @@ async function scale (): Promise<void> {
   const users = Number(process.env.BENCH_USERS ?? 1_000_000)
   const databaseUrl = sqliteUrl()
   const seeding = performance.now()
-  await withServers([startServer('app', databaseUrl, String(users - 1))], async ([service]) => {
+  await withServers([startService('quiet', databaseUrl, users - 1)], async ([service]) => {
     const url = service?.url ?? ''
     const tokens = await logIn(url)
     log(`scale: ${users.toLocaleString('en')} users on SQLite, seeded in ${((performance.now() - seeding) / 1000).toFixed(0)} s`)
@@ -221,14 +229,6 @@ async function scale (): Promise<void> {
     await lockedLoad
     table.guard(`${users.toLocaleString('en')} users: /health/live p99 while another process holds the write lock 3 s`, percentile(latenciesWhileLocked, 0.99), FLOORS.livenessDuringWriteLockP99Ms, ms)
   })
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 /** Memory of `meridian serve` read by bench/report-full-collections.cjs after one of V8's full collections, in bytes. */

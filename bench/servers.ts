@@ -2,9 +2,12 @@
  * The servers of the benchmark, each started by bench/harness.ts's startServer in a child process
  * of its own, which sends `{ port }` once listening:
  *
- *   app <database URL> <users>   the built app (dist/, as the image runs it: render threads cannot
- *                                load TypeScript), a `bench` user and <users> seeded ones
+ *   app <database URL> <users>   the built app in-process (dist/: render threads cannot load
+ *                                TypeScript) with the login throttle opened up, a `bench` user and
+ *                                <users> seeded ones: for the login part's many failed logins. The
+ *                                rate comparisons run `meridian serve` itself (bench/service.ts)
  *   fixed                        Fastify (no logger) answering fixed bodies of the routes' shapes
+ *   fixed-logged                 the same with Fastify's default logger at info, on standard output
  *   bare-sun                     node:http calling astronomy-engine's searches for each event
  *   bare-markdown                node:http calling markdown-it with the service's options
  */
@@ -18,7 +21,7 @@ const require = createRequire(import.meta.url)
 export const BENCH_USER = { username: 'bench', password: 'bench-password' }
 export const JWT_SECRET = 'bench-secret-that-is-at-least-32-characters-long'
 /** Room for 1 MiB of Markdown in a JSON body. */
-const BODY_LIMIT = String(4 * 1024 * 1024)
+export const BODY_LIMIT = String(4 * 1024 * 1024)
 
 /** Answers the sun route gives, in shape and size. */
 export const FIXED_SUN = {
@@ -41,9 +44,10 @@ const FIXED_GRANT = {
   expires_in: 3600
 }
 
-async function fixed (): Promise<number> {
+/** Fastify answering fixed bodies; with `logger`, its default logger at `info` on standard output. */
+async function fixed (logger = false): Promise<number> {
   const { default: Fastify } = await import('fastify')
-  const app = Fastify()
+  const app = Fastify({ logger: logger && { level: 'info' } })
   app.get('/api/date/suninfo', async () => FIXED_SUN)
   app.get('/api/user/list', async () => FIXED_LIST)
   app.post('/api/auth/refresh', async () => FIXED_GRANT)
@@ -136,7 +140,8 @@ async function bareMarkdown (): Promise<number> {
 const [kind, ...args] = process.argv.slice(2)
 const starts: Record<string, () => Promise<number>> = {
   app: async () => await app(args[0] ?? '', Number(args[1] ?? 0)),
-  fixed,
+  fixed: async () => await fixed(),
+  'fixed-logged': async () => await fixed(true),
   'bare-sun': async () => await bare(bareSun),
   'bare-markdown': bareMarkdown
 }

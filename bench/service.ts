@@ -1,0 +1,85 @@
+/**
+ * `meridian serve` as the benchmark measures it: the built CLI in a process of its own, started as
+ * the image starts it, in one of two configurations.
+ *
+ *   image   the Dockerfile's ENV (NODE_ENV=production, METRICS_PORT) and the default LOG_LEVEL
+ *           (info), its standard output a pipe that the harness drains, as a container runtime's
+ *   quiet   the same with logging off (LOG_LEVEL=silent) and no metrics port
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import type { ChildServer } from './harness.js'
+import { BENCH_USER, BODY_LIMIT, JWT_SECRET } from './servers.js'
+
+export type Configuration = 'image' | 'quiet'
+export const CONFIGURATIONS: readonly Configuration[] = ['image', 'quiet']
+
+export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
+const DOCKERFILE = fileURLToPath(new URL('../Dockerfile', import.meta.url))
+
+/** The runtime stage's `ENV` line of the Dockerfile, as variables. */
+function imageEnvironment (): Record<string, string> {
+  const stages = readFileSync(DOCKERFILE, 'utf8').split(/^FROM /m)
+  const line = stages.at(-1)?.match(/^ENV (.+)$/m)?.[1]
+  if (line === undefined) throw new Error('the Dockerfile\'s runtime stage has no ENV line')
+  return Object.fromEntries(line.trim().split(/\s+/).map((pair) => pair.split('=', 2) as [string, string]))
+}
+
+export async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** The environment of `meridian serve` (and of its CLI commands) in `configuration`, on its own ports. */
+export async function serviceEnvironment (configuration: Configuration, databaseUrl: string): Promise<Record<string, string>> {
+  const { METRICS_PORT: _metricsPort, ...image } = imageEnvironment()
+  return {
+    PATH: process.env.PATH ?? '',
+    ...image,
+    // On this machine's loopback, with the benchmark's secret, database and body limit.
+    HOST: '127.0.0.1',
+    PORT: String(await freePort()),
+    DATABASE_URL: databaseUrl,
+    JWT_SECRET,
+    BODY_LIMIT,
+    ...(configuration === 'image'
+      ? { METRICS_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) }
+      : { LOG_LEVEL: 'silent' })
+  }
+}
+
+/** The `bench` user and `users` seeded ones (the same password), added by the CLI as an operator would. */
+export function addUsers (env: Record<string, string>, users: number): void {
+  const run = (...args: string[]): void => {
+    execFileSync(process.execPath, [CLI, ...args], { env: { ...env, LOG_LEVEL: 'silent' }, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
+  }
+  run('user', 'add', '--username', BENCH_USER.username, '--name', 'Bench User')
+  if (users > 0) run('user', 'seed', '--count', String(users))
+}
+
+/** `meridian serve` in `configuration` on `databaseUrl` with the bench user and `users` more, once ready. */
+export async function startService (configuration: Configuration, databaseUrl: string, users = 0): Promise<ChildServer & { logBytes: () => number }> {
+  const env = await serviceEnvironment(configuration, databaseUrl)
+  addUsers(env, users)
+  const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+  let logBytes = 0
+  child.stdout.on('data', (chunk: Buffer) => { logBytes += chunk.length })
+  const url = `http://127.0.0.1:${env.PORT}`
+  const exited = once(child, 'exit')
+  for (let attempt = 0; !(await fetch(`${url}/health/ready`).then((response) => response.ok, () => false)); attempt++) {
+    if (child.exitCode !== null || attempt > 300) throw new Error(`meridian serve (${configuration}) did not become ready`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    child.kill('SIGINT')
+    await exited
+  }
+  return { url, child, stop, logBytes: () => logBytes }
+}
