@@ -44,5 +44,7 @@ export async function serve (config: Config): Promise<void> {
     // Last: Prometheus scrapes the replica until it exits (its final counts included).
     metricsServer?.close()
     metricsServer?.closeAllConnections()
+    // The last line, just before the exit: pino writes the lines it still holds as the process exits.
+    app.log.info('closed')
   })
 }

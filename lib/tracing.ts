@@ -15,8 +15,9 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis'
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
-import { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
+import { AccessLog } from './access-log.js'
 import { packageInfo } from './package-info.js'
 
 const SHUTDOWN_BOUND_MS = 2000
@@ -25,7 +26,7 @@ export interface Tracing {
   /** Registered first in the app, so that it sees every route and hook. */
   plugin: FastifyPluginAsync
   /** The app's Fastify `logController`: the plugin writes the "incoming request" line itself. */
-  logController: LogController
+  logController: AccessLog
   /** Exports the spans still buffered, then stops. */
   shutdown: () => Promise<void>
 }
@@ -33,11 +34,12 @@ export interface Tracing {
 const pathOf = (url: string): string => url.split('?', 1)[0] as string
 
 /**
- * Fastify writes "incoming request" before the first hook, so before the request has a span; with
- * tracing on, the tracing plugin writes that line from its hook instead, with the trace id. (A
- * request refused before routing, such as a malformed URL, then has only its "request completed".)
+ * Fastify writes "incoming request" (a `debug` line, lib/access-log.ts) before the first hook, so
+ * before the request has a span; with tracing on, the tracing plugin writes that line from its
+ * hook instead, with the trace id. (A request refused before routing, such as a malformed URL,
+ * then has only its "request completed".)
  */
-class IncomingLoggedByTracing extends LogController {
+class IncomingLoggedByTracing extends AccessLog {
   override incomingRequest (): void {}
 }
 
@@ -86,7 +88,7 @@ export function startTracing (): Tracing {
         const { traceId, spanId } = span.spanContext()
         request.log = reply.log = request.log.child({ trace_id: traceId, span_id: spanId })
       }
-      request.log.info({ req: request }, 'incoming request')
+      request.log.debug({ req: request }, 'incoming request')
     })
   }, { name: 'tracing' })
 

@@ -24,6 +24,13 @@ t.test('no token or password reaches the logs at any level', async (t) => {
   await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'ada', password: `${password}-wrong` } })
   await app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: `${refresh}x` } })
   await app.inject({ url: '/api/user/list', headers: { authorization: `Bearer ${access}` } })
+  // Form bodies, and bodies the parsers refuse: a parser's message quotes the text around the fault.
+  const form = { 'content-type': 'application/x-www-form-urlencoded' }
+  await app.inject({ method: 'POST', url: '/api/auth/refresh', headers: form, payload: `refresh_token=${refresh}` })
+  await app.inject({ method: 'POST', url: '/api/auth/refresh', headers: form, payload: `refresh_token=${refresh}%ZZ` })
+  await app.inject({ method: 'POST', url: '/api/auth/login', headers: form, payload: `username=ada&password=${password}%` })
+  await app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: `{"username":"ada","password":"${password}"` })
+  await app.inject({ method: 'POST', url: '/api/auth/refresh', headers: { 'content-type': 'application/json' }, payload: `{"refresh_token":"${refresh}",}` })
   await app.close()
 
   t.equal(formLogin.statusCode, 200)
@@ -49,4 +56,30 @@ t.test('a deliberate 503 (a replica draining) logs a warning without a stack; an
   t.match(notServed, { level: 40, reason: 'Shutting down' })
   t.equal(notServed?.err, undefined)
   t.match(lines.find((line) => line.msg === 'request failed'), { level: 50, err: { stack: /boom/ } })
+})
+
+t.test('at info, one access line a request, written when the answer is sent: method, redacted URL, route, status, time, id', async (t) => {
+  const stream = new PassThrough()
+  const lines: Array<Record<string, unknown>> = []
+  stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)))
+  const app = await build(t, { LOG_LEVEL: 'info' }, { logStream: stream })
+  const requests = [
+    { url: '/api/date/suninfo?timestamp=1700000000&latitude=48.85&longitude=2.35', route: '/api/date/suninfo', status: 200 },
+    { url: '/api/user/list?access_token=not-a-token', route: '/api/user/list', status: 403 },
+    { url: '/no/such/route', route: undefined, status: 404 }
+  ]
+  for (const [i, { url }] of requests.entries()) await app.inject({ url, headers: { 'x-request-id': `access-${i}` } })
+  await app.close()
+  for (const [i, { url, route, status }] of requests.entries()) {
+    const ofRequest = lines.filter((line) => line.reqId === `access-${i}`)
+    const completed = ofRequest.filter((line) => line.msg === 'request completed')
+    t.equal(completed.length, 1, `${url}: one "request completed" line`)
+    t.match(completed[0], {
+      level: 30,
+      req: { method: 'GET', url: url.replace('not-a-token', '[REDACTED]'), ...(route !== undefined ? { route } : {}) },
+      res: { statusCode: status },
+      responseTime: Number
+    })
+    t.notOk(ofRequest.some((line) => line.msg === 'incoming request'), `${url}: "incoming request" is debug detail`)
+  }
 })

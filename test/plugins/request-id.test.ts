@@ -8,7 +8,7 @@ t.test('a request id is taken from x-request-id, echoed, and on every log line o
   const stream = new PassThrough()
   const lines: Array<Record<string, unknown>> = []
   stream.on('data', (chunk: Buffer) => { for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line)) })
-  const app = await build(t, { LOG_LEVEL: 'info' }, { logStream: stream })
+  const app = await build(t, { LOG_LEVEL: 'debug' }, { logStream: stream })
 
   const id = 'balancer-4f1c.9:a_b'
   const sun = await app.inject({ url: '/api/date/suninfo?timestamp=1700000000&latitude=91&longitude=0', headers: { 'x-request-id': id } })
