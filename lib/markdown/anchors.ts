@@ -36,32 +36,36 @@ function decodedFragment (fragment: string): string | null {
   }
 }
 
+/** The id a fragment names: as written, decoded, or decoded in lower case (slugs are), as GitHub's script tries them. */
+function namedId (fragment: string, headings: ReadonlySet<string>, footnotes: ReadonlySet<string>): string | undefined {
+  const decoded = decodedFragment(fragment)
+  return [fragment, decoded, decoded?.toLowerCase()].find((id): id is string => id != null && (headings.has(id) || footnotes.has(id)))
+}
+
+/** In one pass: each heading's id, and the links to a fragment; then those links pointed at the ids they name. */
 function linkInDocument (md: MarkdownIt, state: StateCore): void {
-  const ids = new Set(footnoteIdsOf(state.env))
+  const footnotes = footnoteIdsOf(state.env)
+  const headings = new Set<string>()
   const slugger = new GithubSlugger()
   // The footnotes' heading keeps its id: a heading of the same text gets the next one.
-  if (ids.size > 0) slugger.slug('footnote-label')
+  if (footnotes.size > 0) slugger.slug('footnote-label')
+  const fragmentLinks: Token[] = []
   const { tokens } = state
   for (let index = 0; index < tokens.length; index++) {
     const token = tokens[index]!
-    if (token.type !== 'heading_open') continue
-    const id = slugger.slug(headingText(tokens[index + 1]!))
-    ids.add(id)
-    token.attrSet('id', ID_PREFIX + id)
-  }
-  if (ids.size === 0) return
-  /** The id a fragment names: as written, decoded, or decoded in lower case (slugs are), as GitHub's script tries them. */
-  const named = (fragment: string): string | undefined => {
-    const decoded = decodedFragment(fragment)
-    return [fragment, decoded, decoded?.toLowerCase()].find((id): id is string => id != null && ids.has(id))
-  }
-  for (const token of tokens) {
-    if (token.type !== 'inline') continue
-    for (const child of token.children ?? []) {
-      const href = child.type === 'link_open' ? child.attrGet('href') : null
-      const id = href?.startsWith('#') === true ? named(href.slice(1)) : undefined
-      if (id !== undefined) child.attrSet('href', '#' + ID_PREFIX + md.utils.lib.mdurl.encode(id))
+    if (token.type === 'heading_open') {
+      const id = slugger.slug(headingText(tokens[index + 1]!))
+      headings.add(id)
+      token.attrSet('id', ID_PREFIX + id)
+    } else if (token.type === 'inline') {
+      for (const child of token.children ?? []) {
+        if (child.type === 'link_open' && child.attrGet('href')?.startsWith('#') === true) fragmentLinks.push(child)
+      }
     }
+  }
+  for (const link of fragmentLinks) {
+    const id = namedId(link.attrGet('href')!.slice(1), headings, footnotes)
+    if (id !== undefined) link.attrSet('href', '#' + ID_PREFIX + md.utils.lib.mdurl.encode(id))
   }
 }
 
