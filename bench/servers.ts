@@ -132,7 +132,7 @@ function bareSun (request: IncomingMessage): unknown {
 
 async function bareMarkdown (): Promise<number> {
   const { default: MarkdownIt } = await import('markdown-it')
-  // The service's options (lib/markdown.ts): CommonMark, tables and strikethrough, no raw HTML.
+  // The service's options before issue #37 (lib/markdown.ts then): CommonMark, tables and strikethrough, no raw HTML.
   const md = new MarkdownIt('commonmark', { html: false, linkify: false, typographer: false }).enable(['table', 'strikethrough'])
   return await bare((_request, body) => ({ data: md.render((JSON.parse(body) as { markdown: string }).markdown) }))
 }

@@ -5,6 +5,11 @@ import { budgetPaddedTableCells } from './markdown/padded-tables.js'
 import { budgetReusedReferences } from './markdown/reused-references.js'
 import { limitDeepQuotes } from './markdown/deep-quotes.js'
 import { flattenDeepContainers } from './markdown/deep-containers.js'
+import { githubFootnotes } from './markdown/footnotes.js'
+import { budgetFootnoteReferences } from './markdown/footnote-references.js'
+import { githubAlerts } from './markdown/alerts.js'
+import { githubEmoji } from './markdown/emoji.js'
+import { headingAnchors } from './markdown/anchors.js'
 
 /**
  * Markdown to HTML that is safe to embed: GitHub Flavored Markdown (CommonMark plus tables,
@@ -29,6 +34,7 @@ export const MAX_NESTING = 20
 export { MAX_BLOCKQUOTE_DEPTH } from './markdown/deep-quotes.js'
 export { MAX_TABLE_CELLS } from './markdown/padded-tables.js'
 export { LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from './markdown/reused-references.js'
+export { MAX_FOOTNOTE_REFERENCES } from './markdown/footnote-references.js'
 
 const BLOCKED_SCHEMES = new Set(['javascript', 'vbscript', 'file', 'data'])
 const SAFE_DATA_IMAGE = /^data:image\/(?:gif|png|jpeg|webp)[;,]/
@@ -108,10 +114,16 @@ function createRenderer (): MarkdownIt {
   md.renderer.rules.image = keepEscapesInAltText(md.renderer.rules.image!)
   md.use(extendedAutolinks)
   md.use(taskLists)
+  md.use(githubFootnotes)
+  md.use(githubAlerts)
+  md.use(githubEmoji)
+  md.use(headingAnchors)
   md.use(limitDeepQuotes)
+  // After the footnotes, whose definitions it bounds too.
   md.use(flattenDeepContainers)
   md.use(budgetPaddedTableCells)
   md.use(budgetReusedReferences)
+  md.use(budgetFootnoteReferences)
   return md
 }
 

@@ -60,10 +60,10 @@ curl -fsS "http://127.0.0.1:$port/api/date/suninfo?timestamp=1700000000&latitude
 # Small documents render on the event loop, large ones (over 8 KiB) in worker threads: the
 # pruned install must load the threads' module too.
 curl -fsS -X POST -H 'content-type: application/json' -d '{"markdown":"# image"}' "http://127.0.0.1:$port/api/markdown/parse" \
-  | grep -qF '<h1>image</h1>' || { echo "the Markdown route did not render a small document" >&2; exit 1; }
+  | grep -qF 'id=\"user-content-image\">image</h1>' || { echo "the Markdown route did not render a small document" >&2; exit 1; }
 large=$(node -e 'process.stdout.write(JSON.stringify({ markdown: "# large\n\n" + "Some *prose*.\n\n".repeat(1000) }))')
 curl -fsS -X POST -H 'content-type: application/json' -d "$large" "http://127.0.0.1:$port/api/markdown/parse" \
-  | grep -qF '<h1>large</h1>' || { echo "the Markdown route did not render a large document in a thread" >&2; exit 1; }
+  | grep -qF 'id=\"user-content-large\">large</h1>' || { echo "the Markdown route did not render a large document in a thread" >&2; exit 1; }
 curl -fsS "http://127.0.0.1:$metrics_port/metrics" | grep -q '^http_request_duration_seconds_count{method="GET",route="/api/date/suninfo"' \
   || { echo "the metrics port did not count the requests" >&2; exit 1; }
 status=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")

@@ -139,3 +139,11 @@ export function normalizeHtml (html: string): string {
   }
   return normalizer.output
 }
+
+/**
+ * The HTML without the ids this service gives headings (GitHub's `user-content-` slugs), which
+ * the CommonMark and GFM specs do not have: the conformance tests compare everything else.
+ */
+export function withoutHeadingIds (html: string): string {
+  return html.replace(/(<h[1-6]) id="user-content-[^"]*"/g, '$1')
+}

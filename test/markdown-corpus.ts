@@ -3,7 +3,7 @@
  * cmark's test/pathological_tests.py and markdown-it's own), each with a structural check of its
  * output, and a ~5 KB README of the usual kind.
  */
-import { MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from '../lib/markdown.js'
+import { MAX_BLOCKQUOTE_DEPTH, MAX_FOOTNOTE_REFERENCES, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from '../lib/markdown.js'
 import { wordsKept, wordsOf } from './lib/markdown-words.js'
 
 export interface PathologicalCase {
@@ -342,6 +342,62 @@ export const pathologicalCases: PathologicalCase[] = [
     name: 'scheme runs http://',
     generate: (size) => fill(size, 'http://'),
     check: (html) => expect(count(html, '<a ') === 1, 'one link to the end')
+  },
+  {
+    name: 'footnote reference openers [^ with a definition',
+    generate: (size) => fill(size, '[^', '[^x]: y\n\n'),
+    check: (html, source) => expect(!html.includes('<sup>') && count(html, '[^') === count(source, '[^') - 1, 'all literal')
+  },
+  {
+    name: 'one footnote referenced everywhere',
+    generate: (size) => fill(size, '[^a]', '[^a]: note\n\n'),
+    check: (html, source) => expect(count(html, 'data-footnote-ref') === Math.min(MAX_FOOTNOTE_REFERENCES, count(source, '[^a]') - 1) &&
+      count(html, '[^a]') === Math.max(0, count(source, '[^a]') - 1 - MAX_FOOTNOTE_REFERENCES), `at most ${MAX_FOOTNOTE_REFERENCES} references, the rest text`)
+  },
+  {
+    name: 'many footnotes, each referenced once',
+    generate: (size) => {
+      let definitions = ''
+      let uses = ''
+      for (let i = 0; ; i++) {
+        const definition = `[^${i}]: n\n`
+        const use = `[^${i}]`
+        if (definitions.length + uses.length + definition.length + use.length + 2 > size) return `${uses}\n\n${definitions}`
+        definitions += definition
+        uses += use
+      }
+    },
+    check: (html, source) => expect(count(html, '<li id="user-content-fn-') === Math.min(MAX_FOOTNOTE_REFERENCES, count(source, ']:')), 'one list item each, within the budget')
+  },
+  {
+    name: 'footnote definitions nested 40 deep, referenced, repeated',
+    generate: (size) => fill(size, 'a[^d0]\n\n' + Array.from({ length: 40 }, (_, depth) => `[^d${depth}]: `).join('') + 'x\n\n'),
+    check: (html, source) => expect(count(html, '<p>a<sup>') === count(source, 'a[^d0]') && html.endsWith('</section>\n'), 'every paragraph, one section')
+  },
+  {
+    name: 'emoji shortcodes between escapes :tada:\\:',
+    generate: (size) => fill(size, ':tada:\\:'),
+    check: (html, source) => expect(count(html, '🎉') === count(source, ':tada:'), 'every shortcode an emoji')
+  },
+  {
+    name: 'colon runs :::',
+    generate: (size) => fill(size, ':'),
+    check: (html, source) => expect(count(html, ':') === count(source, ':'), 'all colons literal')
+  },
+  {
+    name: 'headings of one text # a',
+    generate: (size) => fill(size, '# a\n'),
+    check: (html, source) => expect(new Set(html.match(/id="[^"]*"/g)).size === count(source, '# a'), 'every id its own')
+  },
+  {
+    name: 'headings named like the repeats of another',
+    generate: (size) => { const n = repeats(size, 12); return Array.from({ length: n }, (_, i) => `# a-${i + 1}\n`).join('').slice(0, size / 2) + '# a\n'.repeat(size / 8) },
+    check: (html) => { const ids = html.match(/id="[^"]*"/g) ?? []; return expect(new Set(ids).size === ids.length, 'every id its own') }
+  },
+  {
+    name: 'alerts > [!NOTE]',
+    generate: (size) => fill(size, '> [!NOTE]\n> a\n\n'),
+    check: (html, source) => expect(count(html, 'markdown-alert-note') === count(source, '[!NOTE]'), 'one alert each')
   },
   {
     name: 'open fence to the end',

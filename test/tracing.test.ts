@@ -199,7 +199,7 @@ async function modulesLoadedByServe (t: Test, extraEnv: Record<string, string>):
   t.teardown(async () => { if (replica.running) await replica.stop('SIGKILL') })
   await replica.start()
   const rendered = await httpRequest(endpoint, '/api/markdown/parse', { agent: false, json: { markdown: '# traced?' } })
-  t.same(rendered.json(), { data: '<h1>traced?</h1>\n' }, 'the server rendered a document')
+  t.same(rendered.json(), { data: '<h1 id="user-content-traced">traced?</h1>\n' }, 'the server rendered a document')
   const exit = await replica.stop('SIGTERM')
   t.same([exit.code, exit.signal], [0, null], 'and exited on SIGTERM')
   return (await readFile(modulesFile, 'utf8')).split('\n').filter((line) => line !== '')

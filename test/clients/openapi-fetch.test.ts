@@ -90,7 +90,7 @@ t.test('the operations, through types generated from the document', async (t) =>
   t.ok(outside)
 
   const markdown = await client.POST('/api/markdown/parse', { body: { markdown: '# Hi\n\n*there*' } })
-  t.equal(markdown.data?.data, '<h1>Hi</h1>\n<p><em>there</em></p>\n')
+  t.equal(markdown.data?.data, '<h1 id="user-content-hi">Hi</h1>\n<p><em>there</em></p>\n')
 
   const live = await client.GET('/health/live')
   t.equal(live.data?.status, 'ok')

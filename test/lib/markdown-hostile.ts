@@ -110,7 +110,18 @@ const raw: Array<[string, string]> = [
   ['hostile link and raw HTML in a list nested past the bound', Array.from({ length: 14 }, (_, depth) => '  '.repeat(depth) + '- [x](javascript:alert(1)) <img src=x onerror=alert(1)>').join('\n')],
   ['raw HTML in block quotes and lists nested past the bound', '> '.repeat(8) + '- '.repeat(12) + '<script>alert(1)</script>\n' + '> '.repeat(8) + '<svg onload=alert(1)>'],
   ['javascript link inside links nested past the bound', '[a '.repeat(25) + '[x](javascript:alert(1))' + '](javascript:alert(2))'.repeat(25)],
-  ['hostile image inside emphasis nested past the bound', '*a '.repeat(30) + '![x" onerror="alert(1)](data:text/html,<script>alert(1)</script>)' + ' a*'.repeat(30)]
+  ['hostile image inside emphasis nested past the bound', '*a '.repeat(30) + '![x" onerror="alert(1)](data:text/html,<script>alert(1)</script>)' + ' a*'.repeat(30)],
+  // GitHub's footnotes, alerts, heading ids and emoji
+  ['footnote label that breaks out of its attributes', 'a[^"><img/src=x/onerror=alert(1)>]\n\n[^"><img/src=x/onerror=alert(1)>]: <script>alert(1)</script>'],
+  ['footnote label with quotes and an entity', "a[^'onmouseover='alert(1)'] b[^&quot;onclick=&quot;alert(1)]\n\n[^'onmouseover='alert(1)']: x\n[^&quot;onclick=&quot;alert(1)]: y"],
+  ['footnote label spelling javascript:', '[x](#fn-javascript:alert(1)) a[^javascript:alert(1)]\n\n[^javascript:alert(1)]: [y](javascript:alert(2))'],
+  ['footnote definition of raw HTML and hostile links', 'a[^1]\n\n[^1]: <svg onload=alert(1)>\n\n    [x](javascript:alert(1)) <img src=x onerror=alert(1)>'],
+  ['heading of raw HTML', '# "><script>alert(1)</script><img src=x onerror=alert(1)>\n\n[go](#scriptalert1scriptimg-srcx-onerroralert1)'],
+  ['heading that slugs to javascript:', '# javascript:alert(1)\n\n[x](#javascriptalert1) [y](javascript:alert(1))'],
+  ['heading of an attribute breakout', '## x" onmouseover="alert(1)\n## x" onmouseover="alert(1)'],
+  ['alert holding raw HTML and hostile links', '> [!WARNING]\n> <script>alert(1)</script> [x](javascript:alert(1))\n> <img src=x onerror=alert(1)>'],
+  ['alert marker with raw HTML after it', '> [!NOTE] <img src=x onerror=alert(1)>\n> x'],
+  ['emoji shortcodes around raw HTML', ':tada:<script>alert(1)</script>:tada: :x:<img src=x onerror=alert(1)>:+1:']
 ]
 
 export const hostileInputs: HostileInput[] = raw.map(([name, markdown]) => ({ name, markdown }))
@@ -118,9 +129,17 @@ export const hostileInputs: HostileInput[] = raw.map(([name, markdown]) => ({ na
 /** Everything our renderer may emit. Anything else came from the input. */
 const ALLOWED_ELEMENTS = new Set([
   'p', 'em', 'strong', 'a', 'img', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li', 'hr', 'br',
-  'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 's', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'input'
+  'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 's', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'input',
+  'sup', 'section', 'div'
 ])
-const ALLOWED_ATTRIBUTES = new Set(['href', 'src', 'alt', 'title', 'class', 'start', 'style', 'type', 'checked', 'disabled'])
+const ALLOWED_ATTRIBUTES = new Set([
+  'href', 'src', 'alt', 'title', 'class', 'start', 'style', 'type', 'checked', 'disabled',
+  'id', 'data-footnote-ref', 'data-footnote-backref', 'data-footnotes', 'aria-describedby', 'aria-label'
+])
+/** Classes our renderer gives: a fence's language, GitHub's footnotes and alerts. */
+const ALLOWED_CLASS = /^(?:language-\S*|footnotes|sr-only|data-footnote-backref|markdown-alert-title|markdown-alert markdown-alert-(?:note|tip|important|warning|caution))$/
+/** Every id and id reference carries GitHub's prefix, so that none clobbers an id of the embedding page. */
+const ID_ATTRIBUTES = new Set(['id', 'aria-describedby'])
 
 /** Named as the brief names them, for readable failures; the allow-list above covers more. */
 const SCRIPT_CAPABLE_ELEMENTS = new Set([
@@ -179,7 +198,8 @@ export function unsafeParts (html: string): string[] {
         else if (!ALLOWED_ATTRIBUTES.has(name)) problems.push(`unexpected attribute ${name} on <${tagName}>`)
         if (URL_ATTRIBUTES.has(name) && isDangerousUrl(value)) problems.push(`dangerous URL in ${name}: ${value}`)
         if (name === 'style' && !/^text-align:(left|right|center)$/.test(value)) problems.push(`style ${value}`)
-        if (name === 'class' && !/^language-\S*$/.test(value)) problems.push(`class ${value}`)
+        if (name === 'class' && !ALLOWED_CLASS.test(value)) problems.push(`class ${value}`)
+        if (ID_ATTRIBUTES.has(name) && !value.startsWith('user-content-')) problems.push(`${name} ${value} without the user-content- prefix`)
       }
     }
     const children = 'content' in node ? node.content.childNodes : 'childNodes' in node ? node.childNodes : []

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
-import { renderSafeMarkdown as render, MAX_BLOCKQUOTE_DEPTH, MAX_NESTING } from '../../lib/markdown.js'
+import { renderSafeMarkdown as render, MAX_BLOCKQUOTE_DEPTH, MAX_MARKDOWN_LENGTH, MAX_NESTING } from '../../lib/markdown.js'
 import { containerDepth, pathologicalCases, staircase } from '../markdown-corpus.js'
 import { wordsKept, wordsOf, wordsSeen } from './markdown-words.js'
 
@@ -70,11 +70,28 @@ const FAR_PAST_EVERY_BOUND: Record<string, string> = {
     wordStairs(Array.from({ length: 60 }, (_, depth) => ['- ', '> ', '1. ', '* '][depth % 4]!))
       .replaceAll(WORD, `*${WORD} [${WORD} `.repeat(20) + WORD + ` ${WORD}](u) ${WORD}*`.repeat(20)) + `\n${WORD}`,
   'a block quote in every list item, 30 deep, repeated 20 times':
-    wordStairs(Array.from({ length: 30 }, (_, depth) => depth % 2 === 0 ? '- ' : '> ')).repeat(20) + `\n${WORD}`
+    wordStairs(Array.from({ length: 30 }, (_, depth) => depth % 2 === 0 ? '- ' : '> ')).repeat(20) + `\n${WORD}`,
+  'an alert holding lists and block quotes 40 deep, then a paragraph':
+    '> [!NOTE]\n' + wordStairs(Array.from({ length: 40 }, (_, depth) => ['- ', '> '][depth % 2]!)).replace(/^/gm, '> ') + `\n${WORD}`,
+  // The definitions last, as the closing section puts them.
+  'footnote definitions nested 40 deep, each referenced, holding lists 40 deep':
+    Array.from({ length: 40 }, (_, depth) => `${WORD}[^n${depth}]`).join(' ') + `\n\n${WORD}\n\n` +
+    Array.from({ length: 40 }, (_, depth) => `[^n${depth}]: `).join('') + '- '.repeat(40) + `${WORD}\n${WORD}`
 }
 
 t.test('far past every bound, every word survives', async (t) => {
   for (const [name, template] of Object.entries(FAR_PAST_EVERY_BOUND)) assertEveryWord(t, numbered(template), name)
+})
+
+/** The corpus's inputs that combine depth with length, each as long as a request may be. */
+const DEPTH_WITH_LENGTH = pathologicalCases.filter(({ name }) => /repeated/.test(name) && /nested|deep/.test(name))
+
+t.test('depth combined with length, at the 1 MiB limit: every word kept', async (t) => {
+  t.ok(DEPTH_WITH_LENGTH.length >= 4, DEPTH_WITH_LENGTH.map(({ name }) => name).join('; '))
+  for (const category of DEPTH_WITH_LENGTH) {
+    const source = category.generate(MAX_MARKDOWN_LENGTH)
+    t.equal(category.check(render(source), source), null, `${category.name}, ${source.length} characters`)
+  }
 })
 
 const INLINE_WRAPPERS: ReadonlyArray<readonly [string, string]> = [['*', '*'], ['**', '**'], ['_', '_'], ['~~', '~~'], ['[', '](u)'], ['![', '](u)']]

@@ -11,7 +11,7 @@ t.test('an empty source renders to an empty string', async (t) => {
 })
 
 t.test('CommonMark basics render', async (t) => {
-  t.equal(render('# Title'), '<h1>Title</h1>\n')
+  t.equal(render('# Title'), '<h1 id="user-content-title">Title</h1>\n')
   t.equal(render('*a* **b** `c`'), '<p><em>a</em> <strong>b</strong> <code>c</code></p>\n')
   t.equal(render('1. one\n2. two'), '<ol>\n<li>one</li>\n<li>two</li>\n</ol>\n')
   t.equal(render('```js\nx\n```'), '<pre><code class="language-js">x\n</code></pre>\n')
@@ -51,7 +51,7 @@ t.test('GitHub tables', async (t) => {
   await t.test('a table ends at a blank line or another block', async (t) => {
     t.match(render('| a |\n|---|\n| 1 |\n\npara'), '</table>\n<p>para</p>')
     t.match(render('| a |\n|---|\n| 1 |\n> quote'), '</table>\n<blockquote>')
-    t.match(render('| a |\n|---|\n| 1 |\n# heading'), '</table>\n<h1>heading</h1>')
+    t.match(render('| a |\n|---|\n| 1 |\n# heading'), '</table>\n<h1 id="user-content-heading">heading</h1>')
     t.match(render('| a |\n|---|\n| 1 |\n```\ncode\n```'), '</table>\n<pre><code>code')
     t.match(render('| a |\n|---|\n| 1 |\n- item'), '</table>\n<ul>')
   })
@@ -168,7 +168,7 @@ const FRAGMENTS = [
   ':', '"', "'", '&', ';', '\\', '\u0000', '\u0001', 'javascript', 'JaVa', 'script', 'vbscript', 'data', 'file',
   'text/html', 'image/svg+xml', 'image/png;base64,', '&#106;', '&#x09;', '&colon;', '&#58;', '%3A', '%09', '<script>',
   '<img src=x ', 'onerror=', 'onload=', 'alert(1)', 'href=', '<svg', '<a ', '<style>', '<!--', '-->', '<![CDATA[',
-  '[r]: ', '[r]', 'http://x', 'mailto:', 'x'
+  '[r]: ', '[r]', 'http://x', 'mailto:', 'x', '[^', '[^r]', '[^r]: ', ']:', '> [!NOTE]\n', '[!TIP]', ':tada:', ':', '# ', '#r'
 ]
 
 t.test('random documents of hostile pieces render to HTML that cannot run script', async (t) => {
@@ -191,7 +191,10 @@ t.test('the safety check itself finds what it looks for', async (t) => {
     ['<svg><a href="x">a</a></svg>', /script-capable element <svg>/],
     ['<p style="background:url(x)">a</p>', /style/],
     ['<iframe srcdoc="x"></iframe>', /iframe/],
-    ['<div>a</div>', /unexpected element <div>/]
+    ['<span>a</span>', /unexpected element <span>/],
+    ['<h2 id="install">a</h2>', /id install without the user-content- prefix/],
+    ['<sup><a href="#x" aria-describedby="footnote-label">1</a></sup>', /aria-describedby footnote-label without/],
+    ['<div class="markdown-alert markdown-alert-x">a</div>', /class markdown-alert markdown-alert-x/]
   ]
   for (const [html, problem] of unsafe) t.match(unsafeParts(html).join('; '), problem, html)
   t.equal(browserScheme('\u0000 Java\tScript:x'), 'javascript')

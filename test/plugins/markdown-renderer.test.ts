@@ -37,9 +37,14 @@ t.test('possible table cells: lines times one more than the most pipes on a line
 t.test('a thread answers the JSON that serializing its HTML on the event loop gives, byte for byte', async (t) => {
   const app = await buildRenderer(t)
   // Non-ASCII, a surrogate pair, quotes, backslashes and control characters, all to be escaped or encoded.
-  const source = LARGE_DOCUMENT + 'Ünïcödé 😀 "quoted" back\\slash `tab\tand\u0001control` [link](https://example.com/ä?q="x")\n'
+  // GitHub's footnotes, alerts, heading ids and emoji too: the threads run the same renderer.
+  const source = LARGE_DOCUMENT + 'Ünïcödé 😀 "quoted" back\\slash `tab\tand\u0001control` [link](https://example.com/ä?q="x")\n' +
+    '\n> [!NOTE]\n> An alert :tada: with a note[^n] and [a link home](#large).\n\n[^n]: The note.\n'
   const serialized = Buffer.from(JSON.stringify({ data: renderSafeMarkdown(source) }))
   t.notOk(rendersQuickly(source))
+  for (const part of ['<h1 id=\\"user-content-large\\">', '<div class=\\"markdown-alert markdown-alert-note\\">', '🎉', 'data-footnote-ref', '<section data-footnotes', 'href=\\"#user-content-large\\"']) {
+    t.ok(serialized.includes(part), `rendered: ${part}`)
+  }
   const fromThread = await app.markdown.render(source)
   t.ok(fromThread instanceof Uint8Array, 'the thread answers encoded JSON, not an object to serialize')
   t.ok(serialized.equals(fromThread as Uint8Array))
@@ -126,7 +131,7 @@ t.test('past the pending length, 503 with Retry-After until the renders catch up
   t.equal((await slowReply).statusCode, 200)
   const accepted = await post(app, LARGE_DOCUMENT)
   t.equal(accepted.statusCode, 200)
-  t.match(JSON.parse(accepted.body).data, /^<h1>large<\/h1>/)
+  t.match(JSON.parse(accepted.body).data, /^<h1 id="user-content-large">large<\/h1>/)
 })
 
 t.test('a render that exhausts its thread heap answers 500; the process and the pool go on', async (t) => {
@@ -136,7 +141,7 @@ t.test('a render that exhausts its thread heap answers 500; the process and the 
   t.same(JSON.parse(huge.body), { error: { code: 500, message: 'Internal server error' } })
   const next = await post(app, LARGE_DOCUMENT)
   t.equal(next.statusCode, 200, 'a new thread renders the next large document')
-  t.match(JSON.parse(next.body).data, /^<h1>large<\/h1>/)
+  t.match(JSON.parse(next.body).data, /^<h1 id="user-content-large">large<\/h1>/)
 })
 
 t.test('closing the app waits for a render in progress', async (t) => {
@@ -176,5 +181,5 @@ t.test('a render queued behind one that exhausts its thread heap still renders',
   t.equal(next.statusCode, 200, 'a new thread takes it, with no other request to start one', {
     queuedError: queuedError instanceof Error ? `${queuedError.name}: ${queuedError.message} (${String((queuedError as { code?: unknown }).code)})` : queuedError
   })
-  t.match(JSON.parse(next.body).data, /^<h1>large<\/h1>/)
+  t.match(JSON.parse(next.body).data, /^<h1 id="user-content-large">large<\/h1>/)
 })

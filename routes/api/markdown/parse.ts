@@ -12,11 +12,16 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
       description: 'GitHub Flavored Markdown (GFM 0.29), rendered with markdown-it. Rendered: CommonMark ' +
         '(headings, paragraphs, emphasis, links, images, code, lists, block quotes, rules), GFM tables, ' +
         'strikethrough (`~~`), task list items (`- [ ]`, `- [x]`, as disabled checkboxes) and extended ' +
-        'autolinks (`www.`, `http://`, `https://`, `ftp://` and e-mail addresses in text). Escaped, shown ' +
+        'autolinks (`www.`, `http://`, `https://`, `ftp://` and e-mail addresses in text). Also as GitHub ' +
+        'renders beyond that spec: footnotes (`[^label]`, numbered by first use, with a closing ' +
+        '`<section data-footnotes class="footnotes">` and back-references), alerts (`> [!NOTE]`, `[!TIP]`, ' +
+        '`[!IMPORTANT]`, `[!WARNING]`, `[!CAUTION]` as `<div class="markdown-alert markdown-alert-note">`), ' +
+        'heading ids from GitHub\'s slugs (`<h2 id="user-content-install">`; every id starts with ' +
+        '`user-content-`, and a link to `#install` points at it) and emoji shortcodes (`:tada:`). Escaped, shown ' +
         'as text: all raw HTML in the input (so GFM\'s disallowed raw HTML is moot), and links and images ' +
         'whose scheme is `javascript:`, `vbscript:`, `file:` or `data:` (other than ' +
-        '`data:image/gif|png|jpeg|webp`), however they are written. Rendering time grows linearly with ' +
-        'the input. JSON body only (415 otherwise), at most BODY_LIMIT bytes (413). 503 with Retry-After ' +
+        '`data:image/gif|png|jpeg|webp`), however they are written. Nothing of the input is lost, however ' +
+        'deep it nests. Rendering time grows linearly with the input. JSON body only (415 otherwise), at most BODY_LIMIT bytes (413). 503 with Retry-After ' +
         'while too much Markdown is already being rendered. No token needed.',
       body: ref(MarkdownRequest),
       response: { 200: ref(MarkdownHtml), ...errorResponses([...commonErrors, 413, 415], { 400: 'markdown is required' }) }

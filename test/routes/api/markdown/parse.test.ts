@@ -37,7 +37,7 @@ t.test('renders Markdown to HTML', async (t) => {
   const response = await app.inject({ method: 'POST', url: URL, payload: { markdown: '# Title\n\nSome *emphasis* and `code`.' } })
   t.equal(response.statusCode, 200)
   t.match(response.headers['content-type'], /^application\/json; charset=utf-8/)
-  t.same(response.json(), { data: '<h1>Title</h1>\n<p>Some <em>emphasis</em> and <code>code</code>.</p>\n' })
+  t.same(response.json(), { data: '<h1 id="user-content-title">Title</h1>\n<p>Some <em>emphasis</em> and <code>code</code>.</p>\n' })
 })
 
 t.test('an empty source renders to an empty string', async (t) => {
