@@ -1,0 +1,60 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { PRUNED_CAUSES, type PrunedCause, type SessionStore } from './store/session-store.js'
+
+/**
+ * Sessions deleted by one statement. On SQLite a statement runs on the event loop: a thousand rows
+ * (and their three indexes) take a few milliseconds, and the loop turns between batches.
+ */
+export const PRUNE_BATCH = 1000
+
+/**
+ * Deletes the rows of ended and expired sessions, in batches, so the table holds about the open
+ * sessions and those ended since the last run. Each pruned session is counted by its cause once,
+ * by whichever replica deleted it: the sum over replicas counts every session that ended,
+ * whoever ended it (a replica, the CLI, a trigger).
+ */
+export class SessionPruner {
+  /** Sessions this process has pruned since it started, by cause. */
+  readonly pruned = Object.fromEntries(PRUNED_CAUSES.map((cause) => [cause, 0])) as Record<PrunedCause, number>
+  private running: Promise<number> | undefined
+  private timer: NodeJS.Timeout | undefined
+  private closed = false
+
+  constructor (
+    private readonly store: SessionStore,
+    private readonly intervalMs: number,
+    private readonly onError: (error: unknown) => void
+  ) {}
+
+  /** Prunes now, then every interval. */
+  start (): void {
+    if (this.closed || this.timer !== undefined) return
+    this.timer = setInterval(() => { void this.prune().catch(this.onError) }, this.intervalMs).unref()
+    void this.prune().catch(this.onError)
+  }
+
+  /** Deletes every session ended or expired by `now`; how many. A call during a run joins it. */
+  async prune (now = Date.now()): Promise<number> {
+    this.running ??= this.pruneAll(now).finally(() => { this.running = undefined })
+    return await this.running
+  }
+
+  private async pruneAll (now: number): Promise<number> {
+    let total = 0
+    while (!this.closed) {
+      const causes = await this.store.pruneSome(now, PRUNE_BATCH)
+      for (const cause of causes) this.pruned[cause]++
+      total += causes.length
+      if (causes.length < PRUNE_BATCH) break
+      await nextTurn()
+    }
+    return total
+  }
+
+  /** Stops the timer, and a run under way after its current batch. */
+  async close (): Promise<void> {
+    this.closed = true
+    clearInterval(this.timer)
+    await this.running?.catch(() => {})
+  }
+}
