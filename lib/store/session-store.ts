@@ -95,23 +95,22 @@ export class SessionStore {
    * batches; on PostgreSQL, replicas pruning at once skip each other's rows instead of waiting.
    */
   async pruneSome (now: number, limit: number): Promise<PrunedCause[]> {
-    const ended = await this.deleteSome(limit, 'ended')
+    const ended = await this.deleteSome(limit)
     const causes: PrunedCause[] = ended.map((row) => row.end_cause ?? 'expiry')
     if (causes.length < limit) {
-      const expired = await this.deleteSome(limit - causes.length, 'expired', now)
+      const expired = await this.deleteSome(limit - causes.length, now)
       for (let n = 0; n < expired.length; n++) causes.push('expiry')
     }
     return causes
   }
 
-  private async deleteSome (limit: number, which: 'ended' | 'expired', now = 0): Promise<Array<{ end_cause: SessionEndCause | null }>> {
-    const { db } = this
-    let some = which === 'ended'
-      ? db.selectFrom('sessions').select('id').where('ended_at', 'is not', null)
-      : db.selectFrom('sessions').select('id').where('ended_at', 'is', null).where('expires_at', '<=', now)
-    some = some.limit(limit)
-    if (this.connection.dialect === 'postgres') some = some.forUpdate().skipLocked()
-    const chosen = some
-    return await retryWhileBusy(async () => await db.deleteFrom('sessions').where('id', 'in', chosen).returning('end_cause').execute())
+  /** Deletes up to `limit` ended sessions, or with `expiredBy`, sessions that expired by then without ending. */
+  private async deleteSome (limit: number, expiredBy?: number): Promise<Array<{ end_cause: SessionEndCause | null }>> {
+    const sessions = this.db.selectFrom('sessions').select('id')
+    const some = (expiredBy === undefined
+      ? sessions.where('ended_at', 'is not', null)
+      : sessions.where('ended_at', 'is', null).where('expires_at', '<=', expiredBy)).limit(limit)
+    const chosen = this.connection.dialect === 'postgres' ? some.forUpdate().skipLocked() : some
+    return await retryWhileBusy(async () => await this.db.deleteFrom('sessions').where('id', 'in', chosen).returning('end_cause').execute())
   }
 }

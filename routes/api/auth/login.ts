@@ -37,8 +37,8 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     if (needsRehash(user.passwordHash)) {
       await fastify.store.replacePasswordHash(user.id, user.passwordHash, await hashPassword(password))
     }
-    fastify.activity.seen(user.id)
     const session = await fastify.sessions.start(user.id)
+    fastify.activity.seen(user.id)
     return { ...fastify.tokens.accessGrant(user, session), refresh_token: fastify.tokens.issueRefreshToken(user, session) }
   })
 }

@@ -3,7 +3,7 @@ import { AccessTokenGrant, RefreshRequest } from '../../../schemas/auth.js'
 import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
 import { HttpError } from '../../../plugins/errors.js'
 
-export const REFRESH_TOKEN_REFUSED = 'Invalid refresh token'
+const REFRESH_TOKEN_REFUSED = 'Invalid refresh token'
 
 const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post('/api/auth/refresh', {
