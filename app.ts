@@ -18,11 +18,13 @@ import markdownRenderer, { type MarkdownRendererOptions } from './plugins/markdo
 import metrics from './plugins/metrics.js'
 import openapi from './plugins/openapi.js'
 import requestId, { requestIdOf } from './plugins/request-id.js'
+import sessions from './plugins/sessions.js'
 import store from './plugins/store.js'
 import strictNumbers from './plugins/strict-numbers.js'
 import tokens from './plugins/tokens.js'
 import { validatorCompilers } from './plugins/validator-compilers.js'
 import login from './routes/api/auth/login.js'
+import logout from './routes/api/auth/logout.js'
 import refresh from './routes/api/auth/refresh.js'
 import userList from './routes/api/user/list.js'
 import suninfo from './routes/api/date/suninfo.js'
@@ -101,11 +103,11 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(underPressure, { maxEventLoopDelay: options.maxEventLoopDelayMs ?? DEFAULT_MAX_EVENT_LOOP_DELAY_MS, retryAfter: 10 })
   await app.register(store, { databaseUrl: config.DATABASE_URL })
   await app.register(directory)
+  await app.register(sessions, { refreshTtlSeconds: config.REFRESH_TOKEN_TTL })
   await app.register(tokens, {
     currentSecret: config.JWT_SECRET,
     previousSecrets: config.JWT_PREVIOUS_SECRETS,
-    accessTtlSeconds: config.ACCESS_TOKEN_TTL,
-    refreshTtlSeconds: config.REFRESH_TOKEN_TTL
+    accessTtlSeconds: config.ACCESS_TOKEN_TTL
   })
   await app.register(activity)
   await app.register(loginThrottle, { ...options.loginThrottle, ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {}) })
@@ -125,6 +127,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     auth.addHook('onSend', noStore)
     await auth.register(login)
     await auth.register(refresh)
+    await auth.register(logout)
   })
   await app.register(async function userRoutes (users) {
     users.addHook('onSend', noStore)

@@ -14,6 +14,9 @@ const USAGE = `Usage: meridian <command>
                                           add a user; the password is read from standard input
   user passwd U                           set U's password from standard input (revokes U's tokens)
   user remove U                           remove U (revokes U's tokens)
+  user logout U                           end every session of U (their tokens stop working; the
+                                          password stays)
+  user sessions U                         list U's open sessions: start, last use, expiry
   user seed --count N                     add N plausible users, all with the password read from
                                           standard input (for demos and load tests)
   openapi                                 print the OpenAPI document
@@ -113,6 +116,26 @@ function onlyUsername (args: string[]): string {
   return positionals[0] as string
 }
 
+/** A UNIX ms time as the CLI shows it: ISO 8601, UTC, to the second. */
+const shownTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
+
+/** The user's open sessions, one a line, never a token or a session id. */
+async function listSessions (store: UserStore, username: string): Promise<string> {
+  const user = await store.findByUsername(username)
+  if (user === undefined) throw new UsageError(`no user named ${username}`)
+  const sessions = await store.sessions.listOpen(user.id)
+  if (sessions.length === 0) return `${username} has no open sessions`
+  const rows = sessions.map((session) => [session.startedAt, session.lastUsedAt, session.expiresAt].map(shownTime).join('  '))
+  return [`${'started'.padEnd(20)}  ${'last used'.padEnd(20)}  expires`, ...rows].join('\n')
+}
+
+async function endSessions (store: UserStore, username: string): Promise<string> {
+  const user = await store.findByUsername(username)
+  if (user === undefined) throw new UsageError(`no user named ${username}`)
+  const ended = await store.sessions.endAllOf(user.id, 'operator')
+  return ended === 0 ? `${username} has no open sessions` : `ended ${ended} session${ended === 1 ? '' : 's'} of ${username}; their tokens no longer work`
+}
+
 async function run (argv: string[]): Promise<string | undefined> {
   const [command, subcommand, ...rest] = argv
   switch (command) {
@@ -154,6 +177,14 @@ async function run (argv: string[]): Promise<string | undefined> {
           const removed = await withStore(async (store) => await store.remove(username))
           if (!removed) throw new UsageError(`no user named ${username}`)
           return `removed ${username}`
+        }
+        case 'logout': {
+          const username = onlyUsername(rest)
+          return await withStore(async (store) => await endSessions(store, username))
+        }
+        case 'sessions': {
+          const username = onlyUsername(rest)
+          return await withStore(async (store) => await listSessions(store, username))
         }
       }
       throw new UsageError(USAGE)

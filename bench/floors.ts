@@ -35,6 +35,8 @@ export const FLOORS = {
   livenessDuringUserAddP99Ms: { below: 50 },
   /** p99 of GET /health/live while another process holds SQLite's write lock for 3 s under list load, in ms. */
   livenessDuringWriteLockP99Ms: { below: 50 },
+  /** p99 of GET /health/live while the service prunes 1,000,000 ended sessions (SQLite), in ms. */
+  livenessDuringSessionPruningP99Ms: { below: 50 },
   /**
    * Growth of the heap `meridian serve` keeps after V8's own full collections (none forced), from
    * the first past 100,000 mixed requests to the first at least 200,000 requests later, as a fraction.

@@ -2,7 +2,8 @@
  * `npm run bench`: every part, one table on standard output (progress on standard error), exit
  * status 1 when a figure is past its floor (bench/floors.ts). `npm run bench -- sun markdown` runs
  * some parts. BENCH_ROUNDS (9) and BENCH_SECONDS (4) set the alternating rounds of each rate
- * comparison; BENCH_USERS (1,000,000) the users of the scale part; BENCH_DATABASE_URL (else
+ * comparison; BENCH_USERS (1,000,000) the users of the scale part; BENCH_SESSIONS (1,000,000) the
+ * ended sessions of the sessions part; BENCH_DATABASE_URL (else
  * TEST_DATABASE_URL, else the local server; `none` to skip) the PostgreSQL server.
  */
 import { execFileSync, spawn } from 'node:child_process'
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
+import BetterSqlite3 from '../lib/store/better-sqlite3.js'
 import { pathologicalCases, README } from '../test/markdown-corpus.js'
 import { FLOORS } from './floors.js'
 import {
@@ -231,6 +233,43 @@ async function scale (): Promise<void> {
   })
 }
 
+/**
+ * Ended sessions pruned by the running service: they are written into the database before it
+ * starts (the service prunes at its start, then every minute), and /health/live is probed from
+ * the moment it listens until the table is empty. On SQLite, where each batch runs on the event loop.
+ */
+async function sessions (): Promise<void> {
+  const count = Number(process.env.BENCH_SESSIONS ?? 1_000_000)
+  const databaseUrl = sqliteUrl()
+  execFileSync(process.execPath, [CLI, 'migrate'], { env: { ...process.env, NODE_ENV: 'test', DATABASE_URL: databaseUrl }, stdio: ['ignore', 'ignore', 'inherit'] })
+  const database = new BetterSqlite3(databaseUrl.slice('sqlite:'.length))
+  const writing = performance.now()
+  const now = Date.now()
+  database.prepare(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+    INSERT INTO sessions (id, user_id, started_at, last_used_at, expires_at, ended_at, end_cause)
+    SELECT lower(hex(randomblob(11))), 1 + i % 1000, ? - i, ? - i, ? + 2592000000, ? - i % 60000, 'logout' FROM n`)
+    .run(count, now, now, now, now)
+  const remaining = (): number => (database.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n
+  // Not a count while probing: a scan of the table here would hold this process's event loop and delay its probes.
+  const anyLeft = (): boolean => database.prepare('SELECT 1 FROM sessions LIMIT 1').get() !== undefined
+  log(`sessions: ${count.toLocaleString('en')} ended sessions written in ${((performance.now() - writing) / 1000).toFixed(1)} s`)
+  try {
+    await withServers([startService('quiet', databaseUrl)], async ([service]) => {
+      const left = remaining()
+      const started = performance.now()
+      const pruned = (async () => { while (anyLeft()) await new Promise((resolve) => setTimeout(resolve, 200)) })()
+      const latencies = await probeLiveness(service?.url ?? '', pruned)
+      const seconds = (performance.now() - started) / 1000
+      log(`sessions: ${left.toLocaleString('en')} left when the service listened, pruned in ${seconds.toFixed(1)} s; ` +
+        `the slowest of ${latencies.length} probes: ${[...latencies].sort((a, b) => b - a).slice(0, 5).map((latency) => latency.toFixed(0)).join(', ')} ms`)
+      table.guard(`${count.toLocaleString('en')} ended sessions pruned by the running service (${left.toLocaleString('en')} of them in ${seconds.toFixed(0)} s while probed): /health/live p99`,
+        percentile(latencies, 0.99), FLOORS.livenessDuringSessionPruningP99Ms, ms)
+    })
+  } finally {
+    database.close()
+  }
+}
+
 /** Memory of `meridian serve` read by bench/report-full-collections.cjs after one of V8's full collections, in bytes. */
 interface AfterFullCollection { heapKept: number, rss: number, external: number, arrayBuffers: number }
 /** What that preload sends: V8's full collections so far, and the memory after the latest. */
@@ -339,7 +378,7 @@ async function login (): Promise<void> {
   })
 }
 
-const PARTS = { sun, auth, markdown, scale, memory, login }
+const PARTS = { sun, auth, markdown, scale, sessions, memory, login }
 const asked = process.argv.slice(2)
 const unknown = asked.filter((part) => !(part in PARTS))
 if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${Object.keys(PARTS).join(', ')}`)

@@ -1,34 +1,34 @@
 /**
- * Users' activity (a login, a refresh, an authenticated request), written to the database at
- * most once per interval per user and in one statement per interval for all of them, instead
- * of a write on every request. What is not written yet is still known here, so this replica's
- * own answers are exact; other replicas see it within two intervals.
+ * Activity (of a user: a login, a refresh, an authenticated request; of a session: its use),
+ * written to the database at most once per interval per key and in one statement per interval
+ * for all of them, instead of a write on every request. What is not written yet is still known
+ * here, so this replica's own answers are exact; other replicas see it within two intervals.
  */
-export class ActivityRecorder {
-  /** Activity not written yet: user id → UNIX ms. */
-  private pending = new Map<number, number>()
+export class ActivityRecorder<K = number> {
+  /** Activity not written yet: key → UNIX ms. */
+  private pending = new Map<K, number>()
   /** Activity written within the last interval: no need to write it again before it ends. */
-  private written = new Map<number, number>()
+  private written = new Map<K, number>()
   private flushing: Promise<void> | undefined
   private readonly timer: NodeJS.Timeout
 
   constructor (
-    private readonly write: (seen: ReadonlyMap<number, number>) => Promise<void>,
+    private readonly write: (seen: ReadonlyMap<K, number>) => Promise<void>,
     private readonly intervalMs: number,
     private readonly onWriteError: (error: unknown) => void
   ) {
     this.timer = setInterval(() => { void this.flush() }, intervalMs).unref()
   }
 
-  seen (userId: number, at = Date.now()): void {
-    const last = this.pending.get(userId) ?? this.written.get(userId)
+  seen (key: K, at = Date.now()): void {
+    const last = this.pending.get(key) ?? this.written.get(key)
     if (last !== undefined && at - last < this.intervalMs) return
-    this.pending.set(userId, at)
+    this.pending.set(key, at)
   }
 
-  /** The latest activity of `userId` this replica knows of that the database may not have yet. */
-  lastSeen (userId: number): number | undefined {
-    return this.pending.get(userId) ?? this.written.get(userId)
+  /** The latest activity of `key` this replica knows of that the database may not have yet. */
+  lastSeen (key: K): number | undefined {
+    return this.pending.get(key) ?? this.written.get(key)
   }
 
   /** Writes what is pending; on failure (the database away) keeps it for the next interval. */
@@ -42,13 +42,13 @@ export class ActivityRecorder {
     const batch = this.pending
     this.pending = new Map()
     const expired = now - this.intervalMs
-    for (const [userId, at] of this.written) if (at < expired) this.written.delete(userId)
+    for (const [key, at] of this.written) if (at < expired) this.written.delete(key)
     if (batch.size === 0) return
     try {
       await this.write(batch)
-      for (const [userId, at] of batch) this.written.set(userId, at)
+      for (const [key, at] of batch) this.written.set(key, at)
     } catch (error) {
-      for (const [userId, at] of batch) if (!this.pending.has(userId)) this.pending.set(userId, at)
+      for (const [key, at] of batch) if (!this.pending.has(key)) this.pending.set(key, at)
       this.onWriteError(error)
     }
   }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { createDecoder, createSigner, createVerifier } from 'fast-jwt'
 import { LRUCache } from 'lru-cache'
+import type { SessionId } from './store/session-store.js'
 
 declare const tokenBrand: unique symbol
 /** Distinct types, so a refresh token cannot be passed where an access token is meant. */
@@ -15,9 +16,20 @@ const TOKEN_ALGORITHM = 'HS256'
 export const MAX_TOKEN_LENGTH = 2048
 
 export interface TokenSubject { id: number, tokenVersion: number }
+/** The session a token belongs to, and when it expires (UNIX ms, a whole second): its refresh token's `exp`. */
+export interface TokenSession { id: SessionId, expiresAt: number }
 
-/** What a verified token proves: who it was issued to, under which token version, until when. */
-export interface VerifiedToken { userId: number, tokenVersion: number, use: TokenUse, expiresAtSeconds: number }
+/**
+ * What a verified token proves: who it was issued to, under which token version, in which session,
+ * until when. `sessionId` is null only for an access token issued before sessions existed
+ * (docs/decisions.md, "Sessions"); such a refresh token is refused.
+ */
+export interface VerifiedToken { userId: number, tokenVersion: number, sessionId: SessionId | null, use: TokenUse, expiresAtSeconds: number }
+
+/** What the answers of login and refresh carry of an access token. */
+export interface AccessGrant { access_token: AccessToken, expires_in: number }
+
+const SESSION_ID = /^[A-Za-z0-9_-]{22}$/
 
 /**
  * Tokens whose signature and claims were checked, remembered until they expire: a client sends
@@ -37,7 +49,6 @@ export interface TokenServiceOptions {
   /** Still verify tokens (during a key rotation) but never sign. */
   previousSecrets: readonly string[]
   accessTtlSeconds: number
-  refreshTtlSeconds: number
 }
 
 /** A public, stable name for a key: tokens carry it as `kid` so the verifier picks the key. */
@@ -50,12 +61,10 @@ export class TokenService {
   private readonly verifierByKeyId: Map<string, (token: string) => Record<string, unknown>>
   private readonly decodeHeader = createDecoder({ complete: true })
   private readonly verified = new LRUCache<string, VerifiedToken>({ max: MAX_REMEMBERED_TOKENS })
-  readonly accessTtlSeconds: number
-  readonly refreshTtlSeconds: number
+  private readonly accessTtlSeconds: number
 
   constructor (options: TokenServiceOptions) {
     this.accessTtlSeconds = options.accessTtlSeconds
-    this.refreshTtlSeconds = options.refreshTtlSeconds
     // Every claim is ours: fast-jwt keeps the iat and exp given (exp is rounded up below).
     this.signer = createSigner({ key: options.currentSecret, algorithm: TOKEN_ALGORITHM, kid: keyIdOf(options.currentSecret) })
     this.verifierByKeyId = new Map([options.currentSecret, ...options.previousSecrets].map((secret) => [
@@ -71,27 +80,37 @@ export class TokenService {
     ]))
   }
 
-  issueAccessToken (subject: TokenSubject): AccessToken {
-    return this.sign('access', subject) as AccessToken
-  }
-
-  issueRefreshToken (subject: TokenSubject): RefreshToken {
-    return this.sign('refresh', subject) as RefreshToken
-  }
-
-  private sign (use: TokenUse, subject: TokenSubject): string {
+  /**
+   * An access token of the session, and its `expires_in`: the access TTL, or less when the
+   * session expires sooner (a token never outlives its session).
+   */
+  accessGrant (subject: TokenSubject, session: TokenSession): AccessGrant {
     const nowMs = Date.now()
-    const ttlSeconds = use === 'access' ? this.accessTtlSeconds : this.refreshTtlSeconds
+    // Rounded up, so the token lives at least the `expires_in` the answer promises: `iat` + TTL would end up to
+    // a second early (at once, for a TTL of 1 s issued at the end of a second).
+    const expiresAtSeconds = Math.min(Math.ceil((nowMs + this.accessTtlSeconds * 1000) / 1000), session.expiresAt / 1000)
+    return {
+      access_token: this.sign('access', subject, session, nowMs, expiresAtSeconds) as AccessToken,
+      // At least 1, as the schema says: a session with under a second left is refused at its next use.
+      expires_in: Math.max(1, Math.floor((expiresAtSeconds * 1000 - nowMs) / 1000))
+    }
+  }
+
+  /** The session's refresh token: it expires with the session. */
+  issueRefreshToken (subject: TokenSubject, session: TokenSession): RefreshToken {
+    return this.sign('refresh', subject, session, Date.now(), session.expiresAt / 1000) as RefreshToken
+  }
+
+  private sign (use: TokenUse, subject: TokenSubject, session: TokenSession, nowMs: number, expiresAtSeconds: number): string {
     return this.signer({
       iss: TOKEN_ISSUER,
       aud: TOKEN_AUDIENCE,
       sub: String(subject.id),
       token_use: use,
       ver: subject.tokenVersion,
+      sid: session.id,
       iat: Math.floor(nowMs / 1000),
-      // Rounded up, so the token lives at least the `expires_in` the answer promises: `iat` + TTL would end up to
-      // a second early (at once, for a TTL of 1 s issued at the end of a second).
-      exp: Math.ceil((nowMs + ttlSeconds * 1000) / 1000)
+      exp: expiresAtSeconds
     })
   }
 
@@ -125,6 +144,9 @@ export class TokenService {
     if (typeof claims.sub !== 'string' || !/^[1-9]\d{0,15}$/.test(claims.sub)) throw new InvalidTokenError('bad subject')
     const userId = Number(claims.sub)
     if (typeof claims.ver !== 'number' || !Number.isSafeInteger(claims.ver)) throw new InvalidTokenError('bad version')
-    return { userId, tokenVersion: claims.ver, use, expiresAtSeconds: claims.exp as number }
+    if (claims.sid !== undefined && (typeof claims.sid !== 'string' || !SESSION_ID.test(claims.sid))) throw new InvalidTokenError('bad session id')
+    // A refresh token of no session could never be logged out of, for up to REFRESH_TOKEN_TTL.
+    if (claims.sid === undefined && use === 'refresh') throw new InvalidTokenError('issued before sessions')
+    return { userId, tokenVersion: claims.ver, sessionId: (claims.sid ?? null) as SessionId | null, use, expiresAtSeconds: claims.exp as number }
   }
 }

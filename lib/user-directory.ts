@@ -53,6 +53,11 @@ export class UserDirectory {
     return await this.nextRead
   }
 
+  /** The counters of the latest read, which every request makes first (latestCounters); undefined before the first. */
+  get latest (): UserCounters | undefined {
+    return this.counters
+  }
+
   /**
    * The user as of now, or undefined if removed: a removal or password change committed anywhere
    * before the call shows.

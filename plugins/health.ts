@@ -1,11 +1,8 @@
-import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Gauge } from 'prom-client'
 import { HttpError } from './errors.js'
-import { errorResponses } from '../schemas/common.js'
-
-const Status = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false, examples: [{ status: 'ok' }] })
+import { errorResponses, ref, Status } from '../schemas/common.js'
 
 /** Why the replica is not ready (the database's error, if that is why), or undefined when it is. */
 async function unreadiness (fastify: FastifyInstance): Promise<{ message: string, error?: unknown } | undefined> {
@@ -24,14 +21,14 @@ async function unreadiness (fastify: FastifyInstance): Promise<{ message: string
  */
 export default fp(async function health (fastify: FastifyInstance) {
   fastify.get('/health/live', {
-    schema: { tags: ['operations'], operationId: 'getLiveness', security: [], summary: 'The process runs', response: { 200: Status, ...errorResponses([400, 500]) } },
+    schema: { tags: ['operations'], operationId: 'getLiveness', security: [], summary: 'The process runs', response: { 200: ref(Status), ...errorResponses([400, 500]) } },
     // A stalled event loop is overload, not death: liveness must not tell the orchestrator
     // to restart a process that is merely busy (under-pressure lets the request through).
     config: { pressureHandler: () => undefined }
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get('/health/ready', {
-    schema: { tags: ['operations'], operationId: 'getReadiness', security: [], summary: 'The database answers and the replica is not shutting down', response: { 200: Status, ...errorResponses([400, 500, 503], { 503: 'Database unavailable' }) } }
+    schema: { tags: ['operations'], operationId: 'getReadiness', security: [], summary: 'The database answers and the replica is not shutting down', response: { 200: ref(Status), ...errorResponses([400, 500, 503], { 503: 'Database unavailable' }) } }
   }, async (request) => {
     const reason = await unreadiness(fastify)
     if (reason !== undefined) {

@@ -48,11 +48,21 @@ function timeEachRoute (fastify: FastifyInstance, durations: Histogram<DurationL
   })
 }
 
+/** For counts kept since the start: what each (by name) grew by since the previous call. */
+function growthOfCounts (): (name: string, total: number) => number {
+  const counted = new Map<string, number>()
+  return (name, total) => {
+    const growth = total - (counted.get(name) ?? 0)
+    counted.set(name, total)
+    return growth
+  }
+}
+
 /**
  * Prometheus metrics of this app, in a registry of its own: requests by route pattern, method and
  * status, with their latency; Node's defaults, event-loop delay included; the Markdown render
- * queue; the database pool; logins the throttle refused because its store failed (plugins/health.ts
- * adds readiness). No route serves them: `listenForMetrics` does, on a port of its own that the
+ * queue; the database pool; logins the throttle refused because its store failed; sessions started
+ * and ended, by cause (plugins/health.ts adds readiness). No route serves them: `listenForMetrics` does, on a port of its own that the
  * balancer never forwards to.
  */
 export default fp(async function metrics (fastify: FastifyInstance) {
@@ -78,15 +88,28 @@ export default fp(async function metrics (fastify: FastifyInstance) {
     registers: [registry],
     collect () { this.set(fastify.markdown.load().queuedRenders) }
   })
-  let refusalsCounted = 0
+  // Counts the app keeps since it started: each scrape adds what they grew by.
+  const grown = growthOfCounts()
   new Counter({
     name: 'meridian_login_refused_throttle_unavailable_total',
     help: 'Logins refused (503) because the login throttle\'s store (Redis) failed',
     registers: [registry],
+    collect () { this.inc(grown('throttle refusals', fastify.loginThrottle.refusedForStoreFailure)) }
+  })
+  new Counter({
+    name: 'meridian_sessions_started_total',
+    help: 'Sessions started (successful logins)',
+    registers: [registry],
+    collect () { this.inc(grown('sessions started', fastify.sessions.started)) }
+  })
+  new Counter({
+    name: 'meridian_sessions_ended_total',
+    help: 'Sessions ended, by cause (logout, expiry, password, removal, operator), counted when this replica pruned them ' +
+      '(within a minute of their end): summed over replicas, every session once, whoever ended it',
+    labelNames: ['cause'],
+    registers: [registry],
     collect () {
-      const refusals = fastify.loginThrottle.refusedForStoreFailure
-      this.inc(refusals - refusalsCounted)
-      refusalsCounted = refusals
+      for (const [cause, pruned] of Object.entries(fastify.sessions.pruned)) this.inc({ cause }, grown(`ended: ${cause}`, pruned))
     }
   })
   const pool = fastify.store.pool
@@ -104,7 +127,7 @@ export default fp(async function metrics (fastify: FastifyInstance) {
     })
   }
   fastify.decorate('metricsRegistry', registry)
-}, { name: 'metrics', dependencies: ['store', 'markdown-renderer', 'login-throttle'] })
+}, { name: 'metrics', dependencies: ['store', 'markdown-renderer', 'login-throttle', 'sessions'] })
 
 /** Serves `GET /metrics` of `app` on an address of its own; the caller closes it. */
 export async function listenForMetrics (app: FastifyInstance, host: string, port: number): Promise<Server> {

@@ -40,7 +40,7 @@ export default fp(async function openapi (fastify: FastifyInstance, options: { v
         title: 'Meridian',
         version: options.version,
         license: { name: 'Proprietary' },
-        description: 'Token login, a paged user directory, sun event times and Markdown-to-HTML. ' +
+        description: 'Token login with sessions a user can end (logout), a paged user directory, sun event times and Markdown-to-HTML. ' +
           'Every non-2xx response has the body {"error":{"code","message"}} with code equal to the status.'
       },
       // Relative: the document is right wherever the service is served (behind any host name).
@@ -51,7 +51,7 @@ export default fp(async function openapi (fastify: FastifyInstance, options: { v
         }
       },
       tags: [
-        { name: 'auth', description: 'Login and token refresh' },
+        { name: 'auth', description: 'Login, token refresh and logout' },
         { name: 'users', description: 'The user directory' },
         { name: 'sun', description: 'Sun event times' },
         { name: 'markdown', description: 'Markdown to HTML' },

@@ -2,14 +2,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { HttpError } from './errors.js'
 import type { UserRecord } from '../lib/store/user-store.js'
-import { InvalidTokenError, TokenService, type TokenServiceOptions, type TokenUse } from '../lib/tokens.js'
+import { InvalidTokenError, TokenService, type TokenServiceOptions, type TokenSession, type TokenUse } from '../lib/tokens.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     tokens: TokenService
     /**
-     * A preValidation hook that sets `request.user` to the user of the `use` token `find` reads
-     * from the request, or throws what `refuse` makes for any problem with the token or its user.
+     * A preValidation hook that sets `request.user` and `request.session` to the user and session
+     * of the `use` token `find` reads from the request, or throws what `refuse` makes for any
+     * problem with the token, its user or its session.
      * Before validation, so a missing or malformed token gets the token's own answer, not a
      * schema 400.
      */
@@ -20,34 +21,43 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The user a token guard let through; null on a route without one. */
     user: UserRecord | null
+    /** The session of the token a guard let through; null on a route without one, or for an access token older than sessions. */
+    session: TokenSession | null
   }
 }
 
 export const ACCESS_TOKEN_REFUSED = 'Token expired or invalid'
 
 /**
- * Token issue and verification. A token holds only while its user exists and its version
- * matches the user's (a password change raises it), so removal and password changes revoke
- * every token at once.
+ * Token issue and verification. A token holds only while its user exists, its version matches
+ * the user's (a password change raises it) and its session is open, so removal and password
+ * changes revoke every token of the user at once, and a logout every token of its session.
  */
 export default fp(async function tokens (fastify: FastifyInstance, options: TokenServiceOptions) {
   const service = new TokenService(options)
   fastify.decorate('tokens', service)
   fastify.decorateRequest('user', null)
+  fastify.decorateRequest('session', null)
 
-  /** The user a token was issued to, if the token and the user both still hold. */
-  async function userForToken (token: unknown, use: TokenUse): Promise<UserRecord> {
+  /** The user and session a token was issued to, if the token, the user and the session all still hold. */
+  async function holderOf (token: unknown, use: TokenUse): Promise<{ user: UserRecord, session: TokenSession | null }> {
     const verified = service.verify(token, use)
+    // First: it waits for the request's read of the counters, which the session check relies on.
     const user = await fastify.directory.user(verified.userId)
     if (user === undefined) throw new InvalidTokenError('user removed')
     if (user.tokenVersion !== verified.tokenVersion) throw new InvalidTokenError('issued before a password change')
-    return user
+    if (verified.sessionId === null) return { user, session: null }
+    const session = await fastify.sessions.open(verified.sessionId, user.id)
+    if (session === undefined) throw new InvalidTokenError('session ended or expired')
+    return { user, session: { id: verified.sessionId, expiresAt: session.expiresAt } }
   }
 
   function tokenGuard (use: TokenUse, find: (request: FastifyRequest) => unknown, refuse: () => HttpError) {
     return async function guard (request: FastifyRequest): Promise<void> {
       try {
-        request.user = await userForToken(find(request), use)
+        const { user, session } = await holderOf(find(request), use)
+        request.user = user
+        request.session = session
       } catch (error) {
         if (error instanceof InvalidTokenError) throw refuse()
         throw error
@@ -61,4 +71,4 @@ export default fp(async function tokens (fastify: FastifyInstance, options: Toke
     (request.body as Record<string, unknown> | undefined)?.access_token,
   () => new HttpError(403, ACCESS_TOKEN_REFUSED))
   fastify.decorate('requireAccessToken', accessGuard)
-}, { name: 'tokens', dependencies: ['directory'] })
+}, { name: 'tokens', dependencies: ['directory', 'sessions'] })

@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Int32 } from './common.js'
 
-// Real tokens of the demo user (`demo`, signed with a throwaway key), for the document's examples.
-const EXAMPLE_ACCESS_TOKEN = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InBhUlg4OEdDbVVIbTBGQkMifQ.eyJzdWIiOiIxIiwidG9rZW5fdXNlIjoiYWNjZXNzIiwidmVyIjowLCJhdWQiOiJtZXJpZGlhbi1hcGkiLCJpc3MiOiJtZXJpZGlhbiIsImlhdCI6MTc5NTU1MDQzNCwiZXhwIjoxNzk1NTU0MDM0fQ.9mCxrXCyAw1s9JBZNcEsw9r14_xiE5B9kRyPWEFvdoU'
-const EXAMPLE_REFRESH_TOKEN = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InBhUlg4OEdDbVVIbTBGQkMifQ.eyJzdWIiOiIxIiwidG9rZW5fdXNlIjoicmVmcmVzaCIsInZlciI6MCwiYXVkIjoibWVyaWRpYW4tYXBpIiwiaXNzIjoibWVyaWRpYW4iLCJpYXQiOjE3OTU1NTA0MzQsImV4cCI6MTc5ODE0MjQzNH0.zSsaQN1qoG9w8fUeHcuvP_xwi6KvQAxQwSVOo58JjXY'
+// Real tokens of one session of the demo user (`demo`, signed with a throwaway key), for the document's examples.
+const EXAMPLE_ACCESS_TOKEN = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6Ikk2S01PUHlxdkxFcVV6RW4ifQ.eyJpc3MiOiJtZXJpZGlhbiIsImF1ZCI6Im1lcmlkaWFuLWFwaSIsInN1YiI6IjEiLCJ0b2tlbl91c2UiOiJhY2Nlc3MiLCJ2ZXIiOjAsInNpZCI6IlpqMWR6MXJEeE16aVkyRkFKbjRlWlEiLCJpYXQiOjE3OTU1NTA0MzQsImV4cCI6MTc5NTU1NDAzNH0.fIiCSOjWxGWG9SfE6Apu0vNs4Y-nJQQzkF8uW9WUJOU'
+const EXAMPLE_REFRESH_TOKEN = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6Ikk2S01PUHlxdkxFcVV6RW4ifQ.eyJpc3MiOiJtZXJpZGlhbiIsImF1ZCI6Im1lcmlkaWFuLWFwaSIsInN1YiI6IjEiLCJ0b2tlbl91c2UiOiJyZWZyZXNoIiwidmVyIjowLCJzaWQiOiJaajFkejFyRHhNemlZMkZBSm40ZVpRIiwiaWF0IjoxNzk1NTUwNDM0LCJleHAiOjE3OTgxNDI0MzR9.lzFm161cLdlYm0jWvmCcS-FxVIjXpnGHY58NiNRZwYM'
 
 export const LoginRequest = Type.Object({
   username: Type.String({ minLength: 1, maxLength: 128 }),
@@ -21,7 +21,7 @@ const ExpiresIn = Int32({ minimum: 1, description: 'Seconds until the access tok
 
 export const TokenPair = Type.Object({
   access_token: AccessToken,
-  refresh_token: Type.String({ description: 'Trade for a new access token at /api/auth/refresh' }),
+  refresh_token: Type.String({ description: 'Trade for a new access token at /api/auth/refresh; end its session at /api/auth/logout' }),
   expires_in: ExpiresIn
 }, {
   $id: 'TokenPair',

@@ -32,6 +32,9 @@ export const ErrorBody = Type.Object(
 )
 export type ErrorBody = Static<typeof ErrorBody>
 
+/** The answer of an operation that has nothing to return but that it was done: health checks, logout. */
+export const Status = Type.Object({ status: Type.Literal('ok') }, { $id: 'Status', additionalProperties: false, examples: [{ status: 'ok' }] })
+
 /** What the service answers for each error status, where a route does not say more precisely. */
 const errorMessages: Readonly<Record<number, string>> = {
   400: 'Invalid request',

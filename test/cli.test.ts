@@ -5,7 +5,8 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
-import { build, testConfig, TEST_JWT_SECRET } from './helper.js'
+import { addUser, build, login, testConfig, TEST_JWT_SECRET } from './helper.js'
+import { sessionIdOf } from './forge.js'
 import { postgresDatabase, postgresSkip } from './postgres.js'
 
 const cliPath = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
@@ -62,6 +63,52 @@ t.test('user add, passwd and remove work on the database of a running app', asyn
   t.equal((await meridian(['user', 'passwd', 'nobody'], env, 'x')).status, 1, 'passwd of an unknown user fails')
 })
 
+/** `user sessions` and `user logout` on a running app's database: listed without a token, ended at once. */
+async function sessionsFromTheCli (t: Test, env: Record<string, string>) {
+  const app = await build(t, env)
+  const cliEnv = { JWT_SECRET: TEST_JWT_SECRET, DATABASE_URL: env.DATABASE_URL ?? `sqlite:${app.store.sqliteFile as string}` }
+  await addUser(app, { username: 'ada', password: 'ada-password' })
+  await addUser(app, { username: 'grace', password: 'grace-password' })
+  t.same(await meridian(['user', 'sessions', 'ada'], cliEnv), { status: 0, stdout: 'ada has no open sessions\n', stderr: '' })
+  const before = Date.now()
+  const sessions = [await login(app, 'ada', 'ada-password'), await login(app, 'ada', 'ada-password')]
+  const graces = await login(app, 'grace', 'grace-password')
+
+  const listed = await meridian(['user', 'sessions', 'ada'], cliEnv)
+  t.equal(listed.status, 0, listed.stderr)
+  const [heading, ...rows] = listed.stdout.trim().split('\n')
+  t.match(heading, /^started\s+last used\s+expires$/)
+  t.equal(rows.length, 2, 'one line per open session')
+  for (const row of rows) {
+    const [started, lastUsed, expires] = (row.split(/\s+/)).map((text) => Date.parse(text))
+    t.ok((started ?? 0) >= before - 1000 && started === lastUsed, `${row}: started at the login, not used since`)
+    t.equal(Math.round(((expires ?? 0) - (started ?? 0)) / 86_400_000), 30, `${row}: expires with the refresh token, 30 days on`)
+  }
+  const secrets = [...sessions, graces].flatMap((pair) => [pair.access_token, pair.refresh_token, sessionIdOf(pair.refresh_token)])
+  t.notOk(secrets.some((secret) => listed.stdout.includes(secret)), 'no token and no session id is shown')
+
+  const ended = await meridian(['user', 'logout', 'ada'], cliEnv)
+  t.same([ended.status, ended.stdout], [0, 'ended 2 sessions of ada; their tokens no longer work\n'], ended.stderr)
+  for (const pair of sessions) {
+    t.equal((await app.inject({ url: `/api/user/list?access_token=${pair.access_token}` })).statusCode, 403, 'the running app refuses the access tokens at once')
+    t.equal((await app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: pair.refresh_token } })).statusCode, 400, 'and the refresh tokens')
+  }
+  t.equal((await app.inject({ url: `/api/user/list?access_token=${graces.access_token}` })).statusCode, 200, 'another user\'s session goes on')
+  t.equal((await login(app, 'ada', 'ada-password')).expires_in, 3600, 'the password is untouched')
+  t.equal((await meridian(['user', 'logout', 'grace'], cliEnv)).stdout, 'ended 1 session of grace; their tokens no longer work\n')
+  t.equal((await meridian(['user', 'logout', 'grace'], cliEnv)).stdout, 'grace has no open sessions\n')
+  for (const command of ['logout', 'sessions']) {
+    const unknown = await meridian(['user', command, 'nobody'], cliEnv)
+    t.same([unknown.status, unknown.stderr], [1, 'meridian: no user named nobody\n'], `${command} of an unknown user`)
+  }
+}
+
+t.test('user sessions and user logout on the embedded database', async (t) => { await sessionsFromTheCli(t, {}) })
+
+t.test('user sessions and user logout on PostgreSQL', { skip: postgresSkip }, async (t) => {
+  await sessionsFromTheCli(t, { DATABASE_URL: await postgresDatabase(t) })
+})
+
 t.test('user add refuses bad input with one line and exit code 1', async (t) => {
   const env = { DATABASE_URL: testConfig(t).DATABASE_URL }
   const cases: Array<[string[], string, string]> = [
@@ -83,7 +130,7 @@ t.test('migrate is idempotent', async (t) => {
   const env = { DATABASE_URL: testConfig(t).DATABASE_URL }
   const first = await meridian(['migrate'], env)
   t.equal(first.status, 0, first.stderr)
-  t.equal(first.stdout, 'applied 0001_users, 0002_user_stats, 0003_user_counters\n', 'the first run says what it applied')
+  t.equal(first.stdout, 'applied 0001_users, 0002_user_stats, 0003_user_counters, 0004_sessions\n', 'the first run says what it applied')
   const second = await meridian(['migrate'], env)
   t.equal(second.status, 0)
   t.match(second.stdout, 'up to date')

@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream'
 import t from 'tap'
 import { addUser, build, buildUnready } from './helper.js'
+import { sessionIdOf } from './forge.js'
 
 t.test('no token or password reaches the logs at any level', async (t) => {
   const stream = new PassThrough()
@@ -31,13 +32,17 @@ t.test('no token or password reaches the logs at any level', async (t) => {
   await app.inject({ method: 'POST', url: '/api/auth/login', headers: form, payload: `username=ada&password=${password}%` })
   await app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: `{"username":"ada","password":"${password}"` })
   await app.inject({ method: 'POST', url: '/api/auth/refresh', headers: { 'content-type': 'application/json' }, payload: `{"refresh_token":"${refresh}",}` })
+  await app.inject({ method: 'POST', url: '/api/auth/logout', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `refresh_token=${refresh}` })
+  await app.inject({ url: `/api/user/list?access_token=${access}` })
+  await app.inject({ method: 'POST', url: '/api/auth/logout', payload: { refresh_token: refresh } })
   await app.close()
 
   t.equal(formLogin.statusCode, 200)
   t.ok(lines.length > 20, `captured ${lines.length} log lines`)
   t.ok(lines.some((line) => line.includes('access_token=[REDACTED]')), 'request URLs are logged, redacted')
   const log = lines.join('\n')
-  for (const [name, secret] of Object.entries({ password, access, refresh, refreshed, signature: (access as string).split('.')[2] })) {
+  const secrets = { password, access, refresh, refreshed, signature: (access as string).split('.')[2], 'session id': sessionIdOf(refresh) }
+  for (const [name, secret] of Object.entries(secrets)) {
     t.notOk(log.includes(secret), `${name} is not in the logs`)
   }
 })

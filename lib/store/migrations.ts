@@ -29,7 +29,8 @@ function migrationsFor (dialect: Dialect): Record<string, Migration> {
       }
     },
     '0002_user_stats': dialect === 'postgres' ? userStatsOnPostgres : userStatsOnSqlite,
-    '0003_user_counters': dialect === 'postgres' ? userCountersOnPostgres : userCountersOnSqlite
+    '0003_user_counters': dialect === 'postgres' ? userCountersOnPostgres : userCountersOnSqlite,
+    '0004_sessions': dialect === 'postgres' ? sessionsOnPostgres : sessionsOnSqlite
   }
 }
 
@@ -139,6 +140,86 @@ const userCountersOnPostgres: Migration = {
     await sql`create or replace function users_revoked() returns trigger language plpgsql as $$ begin
       update user_counters set credentials_version = credentials_version + 1;
       return null; end $$`.execute(db)
+  }
+}
+
+// 0004: a row per login. Ending a session (ended_at set once, never cleared) moves
+// sessions_version in user_counters, in the same transaction, so a replica keeps an open session
+// cached only while that version holds, as it keeps users while the credentials version holds.
+// A password change or a removal ends the user's open sessions by trigger, whoever makes it (an
+// expired one is left to be pruned as expired, so each is counted by its real cause). Rows of
+// ended and expired sessions are pruned (lib/session-pruner.ts); a pruned row moves no version,
+// as its session was already refused.
+const createSessions = async (db: Kysely<any>): Promise<void> => {
+  await db.schema.createTable('sessions')
+    .addColumn('id', 'text', (col) => col.primaryKey())
+    .addColumn('user_id', 'bigint', (col) => col.notNull())
+    .addColumn('started_at', 'bigint', (col) => col.notNull())
+    .addColumn('last_used_at', 'bigint', (col) => col.notNull())
+    .addColumn('expires_at', 'bigint', (col) => col.notNull())
+    .addColumn('ended_at', 'bigint')
+    .addColumn('end_cause', 'text')
+    .execute()
+  // Partial: what each is for (a user's open sessions; pruning the ended, then the expired) reads only those rows.
+  await sql`create index sessions_open_by_user on sessions (user_id) where ended_at is null`.execute(db)
+  await sql`create index sessions_ended on sessions (ended_at) where ended_at is not null`.execute(db)
+  await sql`create index sessions_open_by_expiry on sessions (expires_at) where ended_at is null`.execute(db)
+  await sql`alter table user_counters add column sessions_version bigint not null default 0`.execute(db)
+}
+
+/** UNIX ms now, in SQLite's SQL (unixepoch('subsec') needs SQLite 3.42). */
+const SQLITE_NOW_MS = sql.raw("cast((julianday('now') - 2440587.5) * 86400000 as integer)")
+
+// In a transaction of its own (Kysely runs SQLite migrations outside one); a run stopped after
+// committing but before Kysely recorded it finds the table already there.
+const sessionsOnSqlite: Migration = {
+  async up (db: Kysely<any>) {
+    await db.transaction().execute(async (trx) => {
+      const { rows } = await sql`select name from sqlite_master where type = 'table' and name = 'sessions'`.execute(trx)
+      if (rows.length > 0) return
+      await createSessions(trx)
+      await sql`create trigger sessions_ended after update of ended_at on sessions
+        when old.ended_at is null and new.ended_at is not null begin
+        update user_counters set sessions_version = sessions_version + 1; end`.execute(trx)
+      await sql`create trigger users_revoked_end_sessions after update of token_version on users begin
+        update sessions set ended_at = ${SQLITE_NOW_MS}, end_cause = 'password'
+        where user_id = new.id and ended_at is null and expires_at > ${SQLITE_NOW_MS}; end`.execute(trx)
+      await sql`create trigger users_deleted_end_sessions after delete on users begin
+        update sessions set ended_at = ${SQLITE_NOW_MS}, end_cause = 'removal'
+        where user_id = old.id and ended_at is null and expires_at > ${SQLITE_NOW_MS}; end`.execute(trx)
+    })
+  }
+}
+
+const POSTGRES_NOW_MS = sql.raw('(extract(epoch from now()) * 1000)::bigint')
+
+// Row-level where a trigger needs the row (a column list rules out transition tables); a
+// removal of many users ends their sessions in one statement.
+const sessionsOnPostgres: Migration = {
+  async up (db: Kysely<any>) {
+    await createSessions(db)
+    await sql`create function sessions_ended() returns trigger language plpgsql as $$ begin
+      update user_counters set sessions_version = sessions_version + 1;
+      return null; end $$`.execute(db)
+    await sql`create trigger sessions_ended after update of ended_at on sessions for each row
+      when (old.ended_at is null and new.ended_at is not null) execute function sessions_ended()`.execute(db)
+    await sql`create function users_revoked_end_sessions() returns trigger language plpgsql as $$ begin
+      update sessions set ended_at = ${POSTGRES_NOW_MS}, end_cause = 'password'
+        where user_id = new.id and ended_at is null and expires_at > ${POSTGRES_NOW_MS};
+      return null; end $$`.execute(db)
+    await sql`create trigger users_revoked_end_sessions after update of token_version on users for each row
+      when (old.token_version is distinct from new.token_version) execute function users_revoked_end_sessions()`.execute(db)
+    await sql`create function users_deleted_end_sessions() returns trigger language plpgsql as $$ begin
+      update sessions set ended_at = ${POSTGRES_NOW_MS}, end_cause = 'removal'
+        where user_id in (select id from deleted) and ended_at is null and expires_at > ${POSTGRES_NOW_MS};
+      return null; end $$`.execute(db)
+    await sql`create trigger users_deleted_end_sessions after delete on users referencing old table as deleted
+      for each statement execute function users_deleted_end_sessions()`.execute(db)
+    await sql`create function users_truncated_end_sessions() returns trigger language plpgsql as $$ begin
+      update sessions set ended_at = ${POSTGRES_NOW_MS}, end_cause = 'removal' where ended_at is null and expires_at > ${POSTGRES_NOW_MS};
+      return null; end $$`.execute(db)
+    await sql`create trigger users_truncated_end_sessions after truncate on users
+      for each statement execute function users_truncated_end_sessions()`.execute(db)
   }
 }
 

@@ -26,9 +26,32 @@ export interface UserCountersTable {
   user_count: number | string
   members_version: number | string
   credentials_version: number | string
+  /** Moves with every session that ends (0004_sessions): an open session may have stopped holding. */
+  sessions_version: Generated<number | string>
+}
+
+/** Why a session ended; a session pruned while open had expired. */
+export type SessionEndCause = 'logout' | 'password' | 'removal' | 'operator'
+
+/**
+ * One row per login (0004_sessions). Its id is random, and travels only inside the tokens of the
+ * session (their `sid` claim). No foreign key: a user's removal ends their sessions by trigger,
+ * so the pruner still counts them by cause.
+ */
+export interface SessionsTable {
+  id: string
+  user_id: number | string
+  started_at: number | string
+  /** Written in batches, at most once a second per session (plugins/activity.ts). */
+  last_used_at: number | string
+  /** The refresh token's `exp`, in ms. */
+  expires_at: number | string
+  ended_at: number | string | null
+  end_cause: SessionEndCause | null
 }
 
 export interface Database {
   users: UsersTable
   user_counters: UserCountersTable
+  sessions: SessionsTable
 }

@@ -2,7 +2,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { sql, type Selectable } from 'kysely'
 import { connect, type Connection, type Dialect, type PoolStats } from './connect.js'
 import { migrateToLatest, ping } from './migrations.js'
+import { raiseTimes } from './raise-times.js'
 import { retryWhileBusy } from './retry-while-busy.js'
+import { SessionStore } from './session-store.js'
 import type BetterSqlite3 from 'better-sqlite3'
 import type { UsersTable, UserCountersTable } from './schema.js'
 
@@ -36,6 +38,8 @@ export interface UserCounters {
   membersVersion: number
   /** Moves with every removal and password change: tokens of a user may have stopped holding. */
   credentialsVersion: number
+  /** Moves with every session that ends: tokens of a session may have stopped holding. */
+  sessionsVersion: number
 }
 
 /** One page of the directory and the membership it was read from, in one snapshot. */
@@ -59,7 +63,7 @@ export class UsernameTakenError extends Error {
   }
 }
 
-type CountersRow = Pick<Selectable<UserCountersTable>, 'user_count' | 'members_version' | 'credentials_version'>
+type CountersRow = Pick<Selectable<UserCountersTable>, 'user_count' | 'members_version' | 'credentials_version' | 'sessions_version'>
 
 const directoryColumns = ['id', 'name', 'birthdate', 'gender', 'short_desc', 'last_seen_at'] as const
 type DirectoryRow = Pick<Selectable<UsersTable>, typeof directoryColumns[number]>
@@ -108,7 +112,7 @@ function isUniqueViolation (error: unknown): boolean {
 }
 
 /**
- * Users, on SQLite or PostgreSQL alike: the routes and the CLI see only this. Each operation is
+ * Users and their sessions, on SQLite or PostgreSQL alike: the routes and the CLI see only this. Each operation is
  * one autocommit statement, so one that meets a lock held by another process runs again whole
  * (retryWhileBusy); a transaction added here must be retried whole too, never statement by statement.
  */
@@ -116,9 +120,13 @@ export class UserStore {
   /** Every authenticated request reads the counters: the query is built once. */
   private readonly countersQuery
   private countersStatement: BetterSqlite3.Statement<unknown[], CountersRow> | undefined
+  /** The users' sessions, on the same connection. */
+  readonly sessions: SessionStore
 
   private constructor (private readonly connection: Connection) {
-    this.countersQuery = this.db.selectFrom('user_counters').select(['user_count', 'members_version', 'credentials_version']).where('id', '=', 1).compile()
+    this.countersQuery = this.db.selectFrom('user_counters')
+      .select(['user_count', 'members_version', 'credentials_version', 'sessions_version']).where('id', '=', 1).compile()
+    this.sessions = new SessionStore(connection)
   }
 
   static open (databaseUrl: string): UserStore {
@@ -160,7 +168,12 @@ export class UserStore {
   async counters (): Promise<UserCounters> {
     const row = await retryWhileBusy(async () => await this.readCounters())
     if (row === undefined) throw new Error('user_counters has no row: run the migrations')
-    return { userCount: Number(row.user_count), membersVersion: Number(row.members_version), credentialsVersion: Number(row.credentials_version) }
+    return {
+      userCount: Number(row.user_count),
+      membersVersion: Number(row.members_version),
+      credentialsVersion: Number(row.credentials_version),
+      sessionsVersion: Number(row.sessions_version)
+    }
   }
 
   private async readCounters (): Promise<CountersRow | undefined> {
@@ -241,7 +254,7 @@ export class UserStore {
     await retryWhileBusy(async () => await this.db.insertInto('users').values(rows).execute())
   }
 
-  /** A new password: every token issued before it stops working. */
+  /** A new password: every token issued before it stops working, and every session of the user ends (by trigger). */
   async changePassword (username: string, passwordHash: string): Promise<boolean> {
     const result = await retryWhileBusy(async () => await this.db.updateTable('users')
       .set({ password_hash: passwordHash, token_version: sql`token_version + 1` })
@@ -262,16 +275,6 @@ export class UserStore {
 
   /** Many users' activity (id → UNIX ms) in one statement; a time never moves back. */
   async recordActivity (seen: ReadonlyMap<number, number>): Promise<void> {
-    if (seen.size === 0) return
-    // In id order, so that two replicas writing the same users lock their rows in the same order.
-    const entries = [...seen].sort(([a], [b]) => a - b)
-    const query = this.dialect === 'postgres'
-      ? sql`update users set last_seen_at = greatest(users.last_seen_at, seen.at)
-          from unnest(${entries.map(([id]) => id)}::bigint[], ${entries.map(([, at]) => at)}::bigint[]) as seen(id, at)
-          where users.id = seen.id`
-      : sql`update users set last_seen_at = max(coalesce(users.last_seen_at, 0), seen.at)
-          from (select value ->> 0 as id, value ->> 1 as at from json_each(${JSON.stringify(entries)})) as seen
-          where users.id = seen.id`
-    await retryWhileBusy(async () => await query.execute(this.db))
+    await raiseTimes(this.db, this.dialect, { table: 'users', column: 'last_seen_at', keyType: 'bigint' }, seen)
   }
 }

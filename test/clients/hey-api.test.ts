@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createClient } from '../generated/hey-api/client/index.js'
-import { getLiveness, getReadiness, getSunInfo, listUsers, login, refreshToken, renderMarkdown } from '../generated/hey-api/sdk.gen.js'
+import { getLiveness, getReadiness, getSunInfo, listUsers, login, logout, refreshToken, renderMarkdown } from '../generated/hey-api/sdk.gen.js'
 import { addUser, build } from '../helper.js'
 
 /**
@@ -55,6 +55,12 @@ t.test('every operation through the @hey-api/openapi-ts SDK', async (t) => {
   const refused = await login({ client, body: { username: 'user1', password: 'wrong' } })
   t.equal(refused.response.status, 403)
   t.same(refused.error, { error: { code: 403, message: 'Invalid credentials' } }, 'errors come back typed as the error body')
+
+  const loggedOut = await logout({ client, body: { refresh_token: refreshTokenValue } })
+  t.same([loggedOut.response.status, loggedOut.data], [200, { status: 'ok' }], 'logout ends the session')
+  t.same((await listUsers({ client })).error, { error: { code: 403, message: 'Token expired or invalid' } }, 'its access tokens are refused')
+  t.same((await refreshToken({ client, body: { refresh_token: refreshTokenValue } })).error, { error: { code: 400, message: 'Invalid refresh token' } })
+  t.same((await logout({ client, body: { refresh_token: refreshTokenValue } })).data, { status: 'ok' }, 'a second logout answers the same')
 
   client.setConfig({ auth: () => 'not-a-token' })
   const forbidden = await listUsers({ client })

@@ -35,7 +35,8 @@ const formBody = (body: Record<string, string>): URLSearchParams => new URLSearc
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' }
 
 t.test('the operations, through types generated from the document', async (t) => {
-  const client = createClient<paths>({ baseUrl: await listeningApp(t) })
+  const baseUrl = await listeningApp(t)
+  const client = createClient<paths>({ baseUrl })
 
   const json = await client.POST('/api/auth/login', { body: { username: 'ada', password: 'ada-password-1' } })
   t.equal(json.response.status, 200)
@@ -92,6 +93,19 @@ t.test('the operations, through types generated from the document', async (t) =>
   const markdown = await client.POST('/api/markdown/parse', { body: { markdown: '# Hi\n\n*there*' } })
   t.equal(markdown.data?.data, '<h1 id="user-content-hi">Hi</h1>\n<p><em>there</em></p>\n')
 
+  // Logout ends the session of the first login; the endpoint needs no access token.
+  const anonymous = createClient<paths>({ baseUrl })
+  const loggedOut = await anonymous.POST('/api/auth/logout', { body: { refresh_token: tokens.refresh_token } })
+  t.equal(loggedOut.response.status, 200)
+  const status: 'ok' | undefined = loggedOut.data?.status
+  t.equal(status, 'ok')
+  const afterLogout = await anonymous.POST('/api/auth/refresh', { body: { refresh_token: tokens.refresh_token } })
+  t.equal(afterLogout.error?.error.message, 'Invalid refresh token', 'its refresh token is refused')
+  const formLogout = await anonymous.POST('/api/auth/logout', { body: { refresh_token: form.data?.refresh_token ?? '' }, bodySerializer: formBody, headers: FORM })
+  t.equal(formLogout.data?.status, 'ok', 'logout with a form body')
+  const byAccessToken = await client.GET('/api/user/list')
+  t.equal(byAccessToken.error?.error.code, 403, 'and the access tokens of the session')
+
   const live = await client.GET('/health/live')
   t.equal(live.data?.status, 'ok')
   const ready = await client.GET('/health/ready')
@@ -110,6 +124,8 @@ t.test('each documented error, typed as the error body', async (t) => {
   expectError(await client.POST('/api/auth/login', { body: { username: 'ada', password: 'wrong' } }), 403, 'Invalid credentials')
   expectError(await client.POST('/api/auth/login', { body: { username: 'nobody', password: 'wrong' } }), 403, 'Invalid credentials')
   expectError(await client.POST('/api/auth/refresh', { body: { refresh_token: 'not-a-token' } }), 400, 'Invalid refresh token')
+  // @ts-expect-error the document says refresh_token is required
+  expectError(await client.POST('/api/auth/logout', { body: {} }), 400, 'refresh_token is required')
 
   const badToken = createClient<paths>({ baseUrl })
   badToken.use(accessTokenInQuery('not-a-token'))

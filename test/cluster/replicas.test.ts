@@ -158,28 +158,69 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
     }
   })
 
-  /** Runs `revoke` with the CLI and measures when each replica refuses an earlier token. */
-  async function revocationDelays (t: Test, username: string, password: string, revoke: string[], input: string) {
+  /**
+   * Logs in, uses the tokens on every replica (so every cache holds them), runs `revoke` and
+   * measures when each replica refuses the access token, from the moment `revoke` is done; then
+   * checks that each refuses the refresh token too. The tokens, for more checks.
+   */
+  async function revocationDelays (t: Test, username: string, password: string, what: string, revoke: (pair: { access_token: string, refresh_token: string }) => Promise<string>) {
     const pair = await cluster.login(username, password)
     for (const replica of replicas) {
       t.equal((await cluster.requestReplica(replica.index, listPath(pair.access_token))).status, 200, `replica ${replica.index} accepts the token before`)
+      t.equal((await cluster.requestReplica(replica.index, '/api/auth/refresh', { form: { refresh_token: pair.refresh_token } })).status, 200, `and the refresh token`)
     }
     const refusals = replicas.map(async (replica) => await firstRefusal(cluster, replica.index, pair.access_token, 10_000))
-    const revoked = await cluster.cli(revoke, input)
-    const cliExitedAt = performance.now()
-    t.equal(revoked.code, 0, revoked.stderr)
-    const delays = (await Promise.all(refusals)).map((at) => Math.max(0, at - cliExitedAt))
-    t.comment(`${revoke.slice(0, 2).join(' ')}: refused by ${delays.map((ms, index) => `replica ${index} ${ms.toFixed(0)} ms`).join(', ')} after the CLI exited (CLI took ${revoked.ms.toFixed(0)} ms)`)
+    const detail = await revoke(pair)
+    const revokedAt = performance.now()
+    const delays = (await Promise.all(refusals)).map((at) => Math.max(0, at - revokedAt))
+    t.comment(`${what}: refused by ${delays.map((ms, index) => `replica ${index} ${ms.toFixed(0)} ms`).join(', ')} after it was done (${detail})`)
     for (const [index, ms] of delays.entries()) t.ok(ms <= REVOCATION_BOUND_MS, `replica ${index} refused it within 1 s (${ms.toFixed(0)} ms)`)
     for (const replica of replicas) {
       const refreshed = await cluster.requestReplica(replica.index, '/api/auth/refresh', { form: { refresh_token: pair.refresh_token } })
       t.equal(refreshed.status, 400, `replica ${replica.index} refuses the refresh token too`)
     }
+    return pair
   }
+
+  /** `revocationDelays` for a CLI command, measured from its exit. */
+  async function cliRevocationDelays (t: Test, username: string, password: string, revoke: string[], input: string) {
+    await revocationDelays(t, username, password, revoke.slice(0, 2).join(' '), async () => {
+      const revoked = await cluster.cli(revoke, input)
+      t.equal(revoked.code, 0, revoked.stderr)
+      return `the CLI took ${revoked.ms.toFixed(0)} ms`
+    })
+  }
+
+  /** Both replicas answer the session's refresh and access tokens as `expected`. */
+  async function sessionAnswers (t: Test, pair: { access_token: string, refresh_token: string }, expected: [number, number], what: string) {
+    for (const replica of replicas) {
+      const refreshed = await cluster.requestReplica(replica.index, '/api/auth/refresh', { form: { refresh_token: pair.refresh_token } })
+      const listed = await cluster.requestReplica(replica.index, listPath(pair.access_token))
+      t.same([refreshed.status, listed.status], expected, `replica ${replica.index}: ${what}`)
+    }
+  }
+
+  await t.test('a logout through the balancer is refused by every replica within 1 s; the user\'s other session goes on', async (t) => {
+    await cluster.addUser('logout-user', 'logout-password')
+    const other = await cluster.login('logout-user', 'logout-password', 1)
+    await sessionAnswers(t, other, [200, 200], 'the other session works before')
+    await revocationDelays(t, 'logout-user', 'logout-password', 'logout through nginx', async (pair) => {
+      const answer = await cluster.request('/api/auth/logout', { form: { refresh_token: pair.refresh_token } })
+      t.same([answer.status, answer.json()], [200, { status: 'ok' }], 'logout answers 200')
+      return `the logout took ${answer.ms.toFixed(0)} ms`
+    })
+    await sessionAnswers(t, other, [200, 200], 'the other session goes on')
+  })
+
+  await t.test('meridian user logout is refused by every replica within 1 s', async (t) => {
+    await cluster.addUser('operator-logout-user', 'operator-password')
+    await cliRevocationDelays(t, 'operator-logout-user', 'operator-password', ['user', 'logout', 'operator-logout-user'], '')
+    t.equal((await cluster.request('/api/auth/login', { form: { username: 'operator-logout-user', password: 'operator-password' } })).status, 200, 'the password still logs in')
+  })
 
   await t.test('a password change made with the CLI is refused by every replica within 1 s', async (t) => {
     await cluster.addUser('passwd-user', 'old-password')
-    await revocationDelays(t, 'passwd-user', 'old-password', ['user', 'passwd', 'passwd-user'], 'new-password\n')
+    await cliRevocationDelays(t, 'passwd-user', 'old-password', ['user', 'passwd', 'passwd-user'], 'new-password\n')
     for (const replica of replicas) {
       const oldPassword = await cluster.requestReplica(replica.index, '/api/auth/login', { form: { username: 'passwd-user', password: 'old-password' } })
       t.equal(oldPassword.status, 403, `replica ${replica.index} refuses the old password`)
@@ -189,7 +230,7 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
 
   await t.test('a removal made with the CLI is refused by every replica within 1 s', async (t) => {
     await cluster.addUser('removed-user', 'removed-password')
-    await revocationDelays(t, 'removed-user', 'removed-password', ['user', 'remove', 'removed-user'], '')
+    await cliRevocationDelays(t, 'removed-user', 'removed-password', ['user', 'remove', 'removed-user'], '')
     for (const replica of replicas) {
       const login = await cluster.requestReplica(replica.index, '/api/auth/login', { form: { username: 'removed-user', password: 'removed-password' } })
       t.equal(login.status, 403, `replica ${replica.index} no longer logs the user in`)

@@ -14,11 +14,11 @@ const newUser = (username: string, overrides: Partial<NewUser> = {}): NewUser =>
 async function storeContract (t: Test, databaseUrl: string) {
   const store = UserStore.open(databaseUrl)
   t.teardown(async () => { await store.close() })
-  t.same(await store.migrate(), ['0001_users', '0002_user_stats', '0003_user_counters'], 'the migrations apply')
+  t.same(await store.migrate(), ['0001_users', '0002_user_stats', '0003_user_counters', '0004_sessions'], 'the migrations apply')
   t.same(await store.migrate(), [], 'and only once')
   await store.ping()
 
-  t.same(await store.counters(), { userCount: 0, membersVersion: 0, credentialsVersion: 0 })
+  t.same(await store.counters(), { userCount: 0, membersVersion: 0, credentialsVersion: 0, sessionsVersion: 0 })
   const ada = await store.add(newUser('ada'), 1_700_000_000_000)
   const grace = await store.add(newUser('grace', { birthdate: '1906-12-09', shortDesc: '' }))
   t.match(ada, { id: Number, username: 'ada', passwordHash: 'hash-of-ada', birthdate: '1991-03-04', tokenVersion: 0, lastSeenAt: null, createdAt: 1_700_000_000_000 })
@@ -73,8 +73,73 @@ async function storeContract (t: Test, databaseUrl: string) {
   t.equal((await store.counters()).userCount, 4, 'a batch insert counts every row')
 }
 
+/** Sessions: started, used, ended once by each cause, counted by the sessions version, pruned. */
+async function sessionsContract (t: Test, databaseUrl: string) {
+  const store = UserStore.open(databaseUrl)
+  t.teardown(async () => { await store.close() })
+  await store.migrate()
+  const { sessions } = store
+  const ada = await store.add(newUser('s-ada'))
+  const grace = await store.add(newUser('s-grace'))
+  const now = Date.now()
+  const day = 86_400_000
+  const version = async () => (await store.counters()).sessionsVersion
+  const before = await version()
+
+  const first = await sessions.start(ada.id, now + 30 * day, now - 1000)
+  const second = await sessions.start(ada.id, now + 30 * day, now)
+  const graces = await sessions.start(grace.id, now + 30 * day, now)
+  t.match(first, { userId: ada.id, startedAt: now - 1000, lastUsedAt: now - 1000, expiresAt: now + 30 * day })
+  t.match(first.id, /^[A-Za-z0-9_-]{22}$/, 'a random id of 128 bits')
+  t.not(first.id, second.id)
+  t.same(await sessions.findOpen(first.id), { userId: ada.id, expiresAt: now + 30 * day })
+  t.equal(await version(), before, 'starting sessions moves no version: a session unknown to a replica is read')
+
+  await sessions.recordUse(new Map([[second.id, now + 5000], [graces.id, now + 2000]]))
+  await sessions.recordUse(new Map([[second.id, now + 1000]]))
+  t.same((await sessions.listOpen(ada.id, now)).map((s) => [s.id, s.lastUsedAt]), [[first.id, now - 1000], [second.id, now + 5000]],
+    'open sessions, oldest first; a last use never moves back')
+  t.equal(await version(), before, 'nor does their use')
+
+  t.equal(await sessions.end(first.id, grace.id, 'logout'), false, 'a session ends only as its own user\'s')
+  t.equal(await sessions.end(first.id, ada.id, 'logout'), true)
+  t.equal(await sessions.end(first.id, ada.id, 'logout'), false, 'and only once')
+  t.equal(await sessions.findOpen(first.id), undefined)
+  const afterLogout = await version()
+  t.equal(afterLogout, before + 1, 'an end moves the sessions version, once')
+  t.same((await sessions.listOpen(ada.id, now)).map((s) => s.id), [second.id])
+
+  const expired = await sessions.start(grace.id, now - 1, now - 2 * day)
+  t.same((await sessions.listOpen(grace.id, now)).map((s) => s.id), [graces.id], 'an expired session is not listed as open')
+  t.equal(await store.changePassword('s-ada', 'new-hash'), true)
+  t.equal(await sessions.findOpen(second.id), undefined, 'a password change ends the user\'s sessions')
+  t.ok(await version() > afterLogout, 'and moves the sessions version')
+  t.same(await sessions.findOpen(graces.id), { userId: grace.id, expiresAt: now + 30 * day }, 'not another user\'s')
+  const operated = await sessions.start(grace.id, now + day, now)
+  t.equal(await sessions.endAllOf(grace.id, 'operator'), 2, 'the operator ends every open session of a user')
+  t.equal(await sessions.endAllOf(grace.id, 'operator'), 0)
+  const removed = await sessions.start(grace.id, now + day, now)
+  t.equal(await store.remove('s-grace'), true)
+  t.equal(await sessions.findOpen(removed.id), undefined, 'a removal ends the user\'s sessions')
+
+  const open = await sessions.start(ada.id, now + day, now)
+  const beforePruning = await version()
+  const causes: string[] = []
+  for (let batch = await sessions.pruneSome(now, 2); batch.length > 0; batch = await sessions.pruneSome(now, 2)) causes.push(...batch)
+  t.same(causes.sort(), ['expiry', 'logout', 'operator', 'operator', 'password', 'removal'], 'pruning deletes every ended and expired session, each with its cause')
+  t.equal(await version(), beforePruning, 'pruning moves no version: those sessions were refused already')
+  t.same((await sessions.listOpen(ada.id, now)).map((s) => s.id), [open.id], 'the open session stays')
+  t.same(await sessions.findOpen(open.id), { userId: ada.id, expiresAt: now + day })
+  t.equal(await sessions.findOpen(expired.id), undefined)
+  t.same(await sessions.pruneSome(now, 10), [], 'nothing is left to prune')
+}
+
 t.test('SQLite store', async (t) => {
   await storeContract(t, `sqlite:${join(t.testdir(), 'store.db')}`)
+})
+
+t.test('SQLite sessions', async (t) => {
+  await sessionsContract(t, `sqlite:${join(t.testdir(), 'sessions.db')}`)
 })
 
 t.test('migration 0002 on an embedded database that already has users counts them, and survives a run stopped before it was recorded', async (t) => {
@@ -85,11 +150,12 @@ t.test('migration 0002 on an embedded database that already has users counts the
   await first.close()
   // As a database of the previous release would be (and as a run of 0002 stopped after its commit).
   const raw = new BetterSqlite3(file)
-  raw.exec("DELETE FROM kysely_migration WHERE name IN ('0002_user_stats', '0003_user_counters'); DROP VIEW user_stats; DROP TRIGGER users_inserted; DROP TRIGGER users_deleted; DROP TRIGGER users_revoked; DROP TABLE user_counters")
+  raw.exec([...asOfMigration0003.sqlite,
+    "DELETE FROM kysely_migration WHERE name IN ('0002_user_stats', '0003_user_counters'); DROP VIEW user_stats; DROP TRIGGER users_inserted; DROP TRIGGER users_deleted; DROP TRIGGER users_revoked; DROP TABLE user_counters"].join(';'))
   raw.close()
   const store = UserStore.open(`sqlite:${file}`)
   t.teardown(async () => { await store.close() })
-  t.same(await store.migrate(), ['0002_user_stats', '0003_user_counters'])
+  t.same(await store.migrate(), ['0002_user_stats', '0003_user_counters', '0004_sessions'])
   t.match(await store.counters(), { userCount: 3 }, 'the users already there are counted')
   await store.add(newUser('d'))
   t.match(await store.counters(), { userCount: 4 }, 'and the triggers count from there')
@@ -130,23 +196,44 @@ t.test('on SQLite, a write that meets a lock held elsewhere waits for it on a ti
   t.match(await store.findById(ada.id), { lastSeenAt: 1_700_000_000_000, shortDesc: 'locked' }, 'the write went in after the other one')
 })
 
-/** Takes a database back to the previous release's schema (0002: the counters in user_stats). */
-const asOfMigration0002 = [
+/** Takes a database back to the schema of 0003, before sessions. */
+const asOfMigration0003 = {
+  sqlite: [
+    'DROP TABLE sessions',
+    'DROP TRIGGER users_revoked_end_sessions',
+    'DROP TRIGGER users_deleted_end_sessions',
+    'ALTER TABLE user_counters DROP COLUMN sessions_version',
+    "DELETE FROM kysely_migration WHERE name = '0004_sessions'"
+  ],
+  postgres: [
+    'DROP TABLE sessions',
+    'DROP TRIGGER users_revoked_end_sessions ON users',
+    'DROP TRIGGER users_deleted_end_sessions ON users',
+    'DROP TRIGGER users_truncated_end_sessions ON users',
+    'DROP FUNCTION sessions_ended, users_revoked_end_sessions, users_deleted_end_sessions, users_truncated_end_sessions',
+    'ALTER TABLE user_counters DROP COLUMN sessions_version',
+    "DELETE FROM kysely_migration WHERE name = '0004_sessions'"
+  ]
+}
+
+/** Takes a database back to the schema of 0002 (the counters in user_stats), on `dialect`. */
+const asOfMigration0002 = (dialect: 'sqlite' | 'postgres') => [
+  ...asOfMigration0003[dialect],
   'DROP VIEW user_stats',
   'ALTER TABLE user_counters RENAME TO user_stats',
   "DELETE FROM kysely_migration WHERE name = '0003_user_counters'"
 ]
 
 /** A database of the previous release migrates: the counters move to user_counters and keep counting. */
-async function countersRenamed (t: Test, databaseUrl: string, runOnDatabase: (statements: string[]) => Promise<void>) {
+async function countersRenamed (t: Test, databaseUrl: string, dialect: 'sqlite' | 'postgres', runOnDatabase: (statements: string[]) => Promise<void>) {
   const first = UserStore.open(databaseUrl)
   await first.migrate()
   await first.addMany([newUser('r1'), newUser('r2')])
   await first.close()
-  await runOnDatabase(asOfMigration0002)
+  await runOnDatabase(asOfMigration0002(dialect))
   const store = UserStore.open(databaseUrl)
   t.teardown(async () => { await store.close() })
-  t.same(await store.migrate(), ['0003_user_counters'])
+  t.same(await store.migrate(), ['0003_user_counters', '0004_sessions'])
   const before = await store.counters()
   t.equal(before.userCount, 2, 'the counters come along')
   await store.add(newUser('r3'))
@@ -159,7 +246,7 @@ async function countersRenamed (t: Test, databaseUrl: string, runOnDatabase: (st
 
 t.test('migration 0003 renames user_stats to user_counters on an embedded database of the previous release', async (t) => {
   const file = join(t.testdir(), 'rename.db')
-  await countersRenamed(t, `sqlite:${file}`, async (statements) => {
+  await countersRenamed(t, `sqlite:${file}`, 'sqlite', async (statements) => {
     const raw = new BetterSqlite3(file)
     raw.exec(statements.join(';'))
     raw.close()
@@ -174,9 +261,11 @@ t.test('PostgreSQL store and app', { skip: postgresSkip }, async (t) => {
 
   await t.test('store contract', async (t) => { await storeContract(t, url) })
 
+  await t.test('sessions', async (t) => { await sessionsContract(t, await postgresDatabase(t)) })
+
   await t.test('migration 0003 renames user_stats to user_counters', async (t) => {
     const second = await postgresDatabase(t)
-    await countersRenamed(t, second, async (statements) => {
+    await countersRenamed(t, second, 'postgres', async (statements) => {
       const client = new pg.Client({ connectionString: second })
       await client.connect()
       for (const statement of statements) await client.query(statement)

@@ -59,7 +59,7 @@ t.test('a request that arrives while a read is under way waits for a read of its
   const store = {
     async counters (): Promise<UserCounters> {
       reads++
-      const seen = { userCount, membersVersion: userCount, credentialsVersion: userCount }
+      const seen = { userCount, membersVersion: userCount, credentialsVersion: userCount, sessionsVersion: userCount }
       await new Promise<void>((resolve) => answerReads.push(resolve))
       return seen
     }

@@ -55,11 +55,12 @@ t.test('a write lock held by another process: the event loop keeps turning, read
   const page = await list()
   t.equal(page.statusCode, 200, 'a read answers: WAL lets it read past the writer')
   t.equal(page.json().data[0].online, true, 'ada is online on this replica meanwhile')
-  const loginGrace = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'grace', password: 'cobol rules' } })
-  t.equal(loginGrace.statusCode, 200, 'a login answers: it writes nothing on its way')
   t.equal((await live()).statusCode, 200, 'liveness answers')
   t.equal((await sun()).statusCode, 200, 'sun answers')
   t.equal(writeAnswered, false, 'all of them while the write waits for the lock')
+  const loginGrace = async () => await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'grace', password: 'cobol rules' } })
+  // Every login writes: it starts a session.
+  const graceWaiting = loginGrace()
   const activityWrite = app.activity.flush()
 
   const refused = await write
@@ -67,9 +68,10 @@ t.test('a write lock held by another process: the event loop keeps turning, read
   t.equal(refused.statusCode, 503, 'the write answers 503 once the wait has run out')
   t.same(refused.json(), { error: { code: 503, message: 'Service unavailable' } })
   t.ok(waitedMs >= LOCK_WAIT_MS, `after waiting ${waitedMs.toFixed(0)} ms for the lock`)
+  t.equal((await graceWaiting).statusCode, 503, 'so does a login, which starts a session')
   await activityWrite
   const grace = await app.store.findByUsername('grace')
-  t.equal(grace?.lastSeenAt, null, "grace's login cannot be written as activity while the lock is held")
+  t.equal(grace?.lastSeenAt, null, 'a login refused records no activity')
 
   await lock.released
   const stalls = eventLoop.stop()
@@ -77,6 +79,7 @@ t.test('a write lock held by another process: the event loop keeps turning, read
     `(limit ${MAX_EVENT_LOOP_STALL_MS} ms; ${stalls.longestOnTheClockMs.toFixed(1)} ms on the clock, waiting for a CPU included)`)
 
   t.equal((await loginOld()).statusCode, 200, 'once released, the write succeeds')
+  t.equal((await loginGrace()).statusCode, 200, 'and a login')
   t.not((await app.store.findByUsername('old'))?.passwordHash, weakHash, 'and is stored')
   await app.activity.flush()
   t.type((await app.store.findById(grace?.id ?? 0))?.lastSeenAt, 'number', 'the activity is written at the next interval')

@@ -49,7 +49,7 @@ t.test('/docs works over plain HTTP under a balancer-like host name', { skip }, 
 
   const shown = await page.locator('.opblock').evaluateAll((blocks) => blocks.map((block) => block.id).sort())
   t.same(shown, [
-    'operations-auth-login', 'operations-auth-refreshToken', 'operations-markdown-renderMarkdown',
+    'operations-auth-login', 'operations-auth-logout', 'operations-auth-refreshToken', 'operations-markdown-renderMarkdown',
     'operations-operations-getLiveness', 'operations-operations-getReadiness', 'operations-sun-getSunInfo',
     'operations-users-listUsers'
   ], 'every operation is shown')

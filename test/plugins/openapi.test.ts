@@ -10,9 +10,9 @@ t.test('/openapi.json is the OpenAPI 3 document of every route', async (t) => {
   const document = response.json()
   t.match(document.openapi, /^3\./)
   t.same(Object.keys(document.paths).sort(), [
-    '/api/auth/login', '/api/auth/refresh', '/api/date/suninfo', '/api/markdown/parse', '/api/user/list', '/health/live', '/health/ready'
+    '/api/auth/login', '/api/auth/logout', '/api/auth/refresh', '/api/date/suninfo', '/api/markdown/parse', '/api/user/list', '/health/live', '/health/ready'
   ])
-  for (const name of ['ErrorBody', 'LoginRequest', 'RefreshRequest', 'TokenPair', 'AccessTokenGrant', 'User', 'UserPage', 'SunInfo', 'MarkdownRequest', 'MarkdownHtml']) {
+  for (const name of ['ErrorBody', 'Status', 'LoginRequest', 'RefreshRequest', 'TokenPair', 'AccessTokenGrant', 'User', 'UserPage', 'SunInfo', 'MarkdownRequest', 'MarkdownHtml']) {
     t.ok(document.components.schemas[name], `components.schemas.${name}`)
   }
   t.same(document.components.securitySchemes.accessToken, { type: 'apiKey', in: 'query', name: 'access_token', description: 'From /api/auth/login' })
@@ -25,6 +25,10 @@ t.test('/openapi.json is the OpenAPI 3 document of every route', async (t) => {
   t.ok(login.requestBody.content['application/json'], 'and JSON bodies')
   t.same(Object.keys(login.responses).sort(), ['200', '400', '403', '413', '415', '429', '500', '503'], 'login documents 403 and 429')
   t.notOk(document.paths['/api/auth/refresh'].post.responses['429'], 'only login is throttled')
+  const logout = document.paths['/api/auth/logout'].post
+  t.same(Object.keys(logout.requestBody.content).sort(), ['application/json', 'application/x-www-form-urlencoded'], 'logout takes what refresh takes')
+  t.same(logout.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/RefreshRequest' }, 'the same schema')
+  t.same(Object.keys(logout.responses).sort(), ['200', '400', '413', '415', '500', '503'], 'logout has no 403: any token answers 200')
   const sun = document.paths['/api/date/suninfo'].get
   t.same(sun.parameters.map((p: { name: string }) => p.name).sort(), ['if-none-match', 'latitude', 'longitude', 'timestamp'])
   t.same(sun.parameters.find((p: { name: string }) => p.name === 'if-none-match').in, 'header')
@@ -39,6 +43,7 @@ t.test('operations have SDK-friendly ids, say which are public, and UNIX seconds
   t.same(Object.fromEntries(operations.map((operation) => [operation.key, operation.operationId])), {
     'POST /api/auth/login': 'login',
     'POST /api/auth/refresh': 'refreshToken',
+    'POST /api/auth/logout': 'logout',
     'GET /api/user/list': 'listUsers',
     'GET /api/date/suninfo': 'getSunInfo',
     'POST /api/markdown/parse': 'renderMarkdown',

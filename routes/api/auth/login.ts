@@ -13,8 +13,9 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
       operationId: 'login',
       security: [],
       summary: 'Trade a username and password for an access and a refresh token',
-      description: 'Wrong password and unknown username answer alike. Repeated failures per username ' +
-        'or per client address answer 429 with Retry-After.',
+      description: 'Starts a session: the refresh token and every access token issued from it belong to it, until ' +
+        '/api/auth/logout ends it or the refresh token expires. Wrong password and unknown username answer alike. ' +
+        'Repeated failures per username or per client address answer 429 with Retry-After.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: ref(LoginRequest),
       response: { 200: ref(TokenPair), ...errorResponses([...commonErrors, 403, 413, 415, 429], { 400: 'username is required', 403: 'Invalid credentials' }) }
@@ -36,12 +37,9 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     if (needsRehash(user.passwordHash)) {
       await fastify.store.replacePasswordHash(user.id, user.passwordHash, await hashPassword(password))
     }
+    const session = await fastify.sessions.start(user.id)
     fastify.activity.seen(user.id)
-    return {
-      access_token: fastify.tokens.issueAccessToken(user),
-      refresh_token: fastify.tokens.issueRefreshToken(user),
-      expires_in: fastify.tokens.accessTtlSeconds
-    }
+    return { ...fastify.tokens.accessGrant(user, session), refresh_token: fastify.tokens.issueRefreshToken(user, session) }
   })
 }
 

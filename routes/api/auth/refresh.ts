@@ -12,7 +12,9 @@ const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
       operationId: 'refreshToken',
       security: [],
       summary: 'Trade a refresh token for a new access token',
-      description: 'No new refresh token is issued: log in again when the refresh token expires.',
+      description: 'No new refresh token is issued: log in again when the refresh token expires. The access token ' +
+        'belongs to the refresh token\'s session and never outlives it. A refresh token of a session that has ended ' +
+        '(logout, a password change) is refused.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: ref(RefreshRequest),
       response: { 200: ref(AccessTokenGrant), ...errorResponses([...commonErrors, 413, 415], { 400: REFRESH_TOKEN_REFUSED }) }
@@ -24,12 +26,9 @@ const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
       fastify.recordActivity
     ]
   }, async (request) => {
-    const { user } = request
-    if (user === null) throw new Error('the refresh token guard let a request through without a user')
-    return {
-      access_token: fastify.tokens.issueAccessToken(user),
-      expires_in: fastify.tokens.accessTtlSeconds
-    }
+    const { user, session } = request
+    if (user === null || session === null) throw new Error('the refresh token guard let a request through without a user or session')
+    return fastify.tokens.accessGrant(user, session)
   })
 }
 

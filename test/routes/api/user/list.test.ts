@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { addUser, build, login } from '../../../helper.js'
-import { forgeries } from '../../../forge.js'
+import { forgeries, sessionIdOf } from '../../../forge.js'
 
 /** `count` users with cheap fake hashes (these tests never log them in), plus one who can log in. */
 async function appWithUsers (t: Parameters<typeof build>[0], count: number, env: Record<string, string> = {}) {
@@ -98,7 +98,9 @@ t.test('any problem with the access token answers 403 Token expired or invalid',
     'refresh token used as access token': `?access_token=${refreshToken}`,
     'token twice': `?access_token=${token}&access_token=${token}`
   }
-  for (const [name, forged] of Object.entries(forgeries(user?.id ?? 0, 'access'))) {
+  // Bent from a token of an open session: each is refused for its own attack.
+  t.equal((await get(app, `?access_token=${token}`)).statusCode, 200, 'the session the forgeries claim is open')
+  for (const [name, forged] of Object.entries(forgeries(user?.id ?? 0, 'access', sessionIdOf(token)))) {
     attempts[name] = `?access_token=${encodeURIComponent(forged)}`
   }
   for (const [name, query] of Object.entries(attempts)) {

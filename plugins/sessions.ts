@@ -1,0 +1,73 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { OpenSessions } from '../lib/open-sessions.js'
+import { SessionPruner } from '../lib/session-pruner.js'
+import type { OpenSession, SessionEndCause, SessionId, SessionRecord } from '../lib/store/session-store.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    sessions: Sessions
+  }
+}
+
+export interface SessionsOptions {
+  /** A session's lifetime, which its refresh token's is: REFRESH_TOKEN_TTL. */
+  refreshTtlSeconds: number
+}
+
+/** How often ended and expired sessions are pruned (and counted, by cause). */
+const PRUNE_INTERVAL_MS = 60_000
+
+/** The sessions as the routes and the token checks see them. */
+export interface Sessions {
+  /** A new session of the user, expiring after the refresh TTL, on a whole second (its refresh token's `exp`). */
+  start: (userId: number) => Promise<SessionRecord>
+  /** The session, if it is the user's and has neither ended nor expired; no database read in the steady state. */
+  open: (id: SessionId, userId: number) => Promise<OpenSession | undefined>
+  /** Ends the user's session (nothing if it has already ended); refused on this replica at once, on the others at their next request. */
+  end: (id: SessionId, userId: number, cause: SessionEndCause) => Promise<void>
+  /** Prunes the sessions ended or expired by now; how many. */
+  prune: () => Promise<number>
+  /** Sessions started by this process. */
+  readonly started: number
+  /** Sessions pruned by this process, by cause. */
+  readonly pruned: Readonly<SessionPruner['pruned']>
+}
+
+/**
+ * Sessions: one per login, ended by logout, expiry, a password change, a removal or the operator
+ * (lib/store/session-store.ts). Open sessions are cached while the counters' sessions version
+ * holds (lib/open-sessions.ts); ended and expired ones are pruned every minute, first at the start.
+ */
+export default fp(async function sessions (fastify: FastifyInstance, options: SessionsOptions) {
+  const store = fastify.store.sessions
+  const openSessions = new OpenSessions(store, () => fastify.directory.latest?.sessionsVersion)
+  const pruner = new SessionPruner(store, PRUNE_INTERVAL_MS,
+    (error) => { fastify.log.warn({ err: error }, 'could not prune ended sessions; will try again') })
+  let started = 0
+
+  fastify.decorate('sessions', {
+    async start (userId: number) {
+      const expiresAt = Math.ceil((Date.now() + options.refreshTtlSeconds * 1000) / 1000) * 1000
+      const session = await store.start(userId, expiresAt)
+      started++
+      return session
+    },
+    async open (id: SessionId, userId: number) {
+      return await openSessions.open(id, userId)
+    },
+    async end (id: SessionId, userId: number, cause: SessionEndCause) {
+      await store.end(id, userId, cause)
+      openSessions.forget(id)
+    },
+    async prune () {
+      return await pruner.prune()
+    },
+    get started () { return started },
+    pruned: pruner.pruned
+  } satisfies Sessions)
+
+  fastify.addHook('onReady', async () => { pruner.start() })
+  // Runs before the store's own onClose (hooks close in reverse order), while it can still write.
+  fastify.addHook('onClose', async () => { await pruner.close() })
+}, { name: 'sessions', dependencies: ['store', 'directory'] })
