@@ -60,7 +60,7 @@ t.test('tracing: spans of a login, a list and a render with their database and R
     HOST: '127.0.0.1',
     PORT: String(port),
     METRICS_PORT: String(metricsPort),
-    LOG_LEVEL: 'info',
+    LOG_LEVEL: 'debug', // "incoming request" is a debug line
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
     OTEL_SERVICE_NAME: 'meridian-under-test',
     OTEL_BSP_SCHEDULE_DELAY: '100'
