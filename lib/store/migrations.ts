@@ -181,10 +181,10 @@ const sessionsOnSqlite: Migration = {
       await sql`create trigger sessions_ended after update of ended_at on sessions
         when old.ended_at is null and new.ended_at is not null begin
         update user_counters set sessions_version = sessions_version + 1; end`.execute(trx)
-      await sql`create trigger users_revoked_end_sessions after update of token_version on users begin
+      await sql`create trigger end_sessions_on_password_change after update of token_version on users begin
         update sessions set ended_at = ${SQLITE_NOW_MS}, end_cause = 'password'
         where user_id = new.id and ended_at is null and expires_at > ${SQLITE_NOW_MS}; end`.execute(trx)
-      await sql`create trigger users_deleted_end_sessions after delete on users begin
+      await sql`create trigger end_sessions_on_user_removal after delete on users begin
         update sessions set ended_at = ${SQLITE_NOW_MS}, end_cause = 'removal'
         where user_id = old.id and ended_at is null and expires_at > ${SQLITE_NOW_MS}; end`.execute(trx)
     })
@@ -194,7 +194,10 @@ const sessionsOnSqlite: Migration = {
 const POSTGRES_NOW_MS = sql.raw('(extract(epoch from now()) * 1000)::bigint')
 
 // Row-level where a trigger needs the row (a column list rules out transition tables); a
-// removal of many users ends their sessions in one statement.
+// removal of many users ends their sessions in one statement. PostgreSQL fires the triggers of an
+// event in the order of their names: the end_sessions_* ones come before 0002's users_* ones, so a
+// removal or password change locks the sessions rows before user_counters, in the order a logout
+// does (its session row, then user_counters in sessions_ended), and the two cannot deadlock.
 const sessionsOnPostgres: Migration = {
   async up (db: Kysely<any>) {
     await createSessions(db)
@@ -203,23 +206,23 @@ const sessionsOnPostgres: Migration = {
       return null; end $$`.execute(db)
     await sql`create trigger sessions_ended after update of ended_at on sessions for each row
       when (old.ended_at is null and new.ended_at is not null) execute function sessions_ended()`.execute(db)
-    await sql`create function users_revoked_end_sessions() returns trigger language plpgsql as $$ begin
+    await sql`create function end_sessions_on_password_change() returns trigger language plpgsql as $$ begin
       update sessions set ended_at = ${POSTGRES_NOW_MS}, end_cause = 'password'
         where user_id = new.id and ended_at is null and expires_at > ${POSTGRES_NOW_MS};
       return null; end $$`.execute(db)
-    await sql`create trigger users_revoked_end_sessions after update of token_version on users for each row
-      when (old.token_version is distinct from new.token_version) execute function users_revoked_end_sessions()`.execute(db)
-    await sql`create function users_deleted_end_sessions() returns trigger language plpgsql as $$ begin
+    await sql`create trigger end_sessions_on_password_change after update of token_version on users for each row
+      when (old.token_version is distinct from new.token_version) execute function end_sessions_on_password_change()`.execute(db)
+    await sql`create function end_sessions_on_user_removal() returns trigger language plpgsql as $$ begin
       update sessions set ended_at = ${POSTGRES_NOW_MS}, end_cause = 'removal'
         where user_id in (select id from deleted) and ended_at is null and expires_at > ${POSTGRES_NOW_MS};
       return null; end $$`.execute(db)
-    await sql`create trigger users_deleted_end_sessions after delete on users referencing old table as deleted
-      for each statement execute function users_deleted_end_sessions()`.execute(db)
-    await sql`create function users_truncated_end_sessions() returns trigger language plpgsql as $$ begin
+    await sql`create trigger end_sessions_on_user_removal after delete on users referencing old table as deleted
+      for each statement execute function end_sessions_on_user_removal()`.execute(db)
+    await sql`create function end_sessions_on_users_truncated() returns trigger language plpgsql as $$ begin
       update sessions set ended_at = ${POSTGRES_NOW_MS}, end_cause = 'removal' where ended_at is null and expires_at > ${POSTGRES_NOW_MS};
       return null; end $$`.execute(db)
-    await sql`create trigger users_truncated_end_sessions after truncate on users
-      for each statement execute function users_truncated_end_sessions()`.execute(db)
+    await sql`create trigger end_sessions_on_users_truncated after truncate on users
+      for each statement execute function end_sessions_on_users_truncated()`.execute(db)
   }
 }
 

@@ -9,8 +9,9 @@ const UNAVAILABLE_CODES = new Set([
   'SQLITE_LOCKED',
   // The network.
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
-  // PostgreSQL shutting down or restarting, or out of connections.
-  '57P01', '57P02', '57P03', '53300'
+  // PostgreSQL shutting down or restarting, or out of connections; a statement it aborted to
+  // break a deadlock or a serialization conflict, which a retry completes.
+  '57P01', '57P02', '57P03', '53300', '40P01', '40001'
 ])
 
 /** node-postgres reports a lost or unreachable server with these messages and no code. */

@@ -200,17 +200,17 @@ t.test('on SQLite, a write that meets a lock held elsewhere waits for it on a ti
 const asOfMigration0003 = {
   sqlite: [
     'DROP TABLE sessions',
-    'DROP TRIGGER users_revoked_end_sessions',
-    'DROP TRIGGER users_deleted_end_sessions',
+    'DROP TRIGGER end_sessions_on_password_change',
+    'DROP TRIGGER end_sessions_on_user_removal',
     'ALTER TABLE user_counters DROP COLUMN sessions_version',
     "DELETE FROM kysely_migration WHERE name = '0004_sessions'"
   ],
   postgres: [
     'DROP TABLE sessions',
-    'DROP TRIGGER users_revoked_end_sessions ON users',
-    'DROP TRIGGER users_deleted_end_sessions ON users',
-    'DROP TRIGGER users_truncated_end_sessions ON users',
-    'DROP FUNCTION sessions_ended, users_revoked_end_sessions, users_deleted_end_sessions, users_truncated_end_sessions',
+    'DROP TRIGGER end_sessions_on_password_change ON users',
+    'DROP TRIGGER end_sessions_on_user_removal ON users',
+    'DROP TRIGGER end_sessions_on_users_truncated ON users',
+    'DROP FUNCTION sessions_ended, end_sessions_on_password_change, end_sessions_on_user_removal, end_sessions_on_users_truncated',
     'ALTER TABLE user_counters DROP COLUMN sessions_version',
     "DELETE FROM kysely_migration WHERE name = '0004_sessions'"
   ]
@@ -271,6 +271,34 @@ t.test('PostgreSQL store and app', { skip: postgresSkip }, async (t) => {
       for (const statement of statements) await client.query(statement)
       await client.end()
     })
+  })
+
+  await t.test('a user removed while one of their sessions is being ended: no deadlock, both complete', async (t) => {
+    const database = await postgresDatabase(t)
+    const store = UserStore.open(database)
+    t.teardown(async () => { await store.close() })
+    await store.migrate()
+    const ada = await store.add(newUser('ada-removed-during-logout'))
+    const logout = new pg.Client({ connectionString: database })
+    const removal = new pg.Client({ connectionString: database })
+    await Promise.all([logout.connect(), removal.connect()])
+    t.teardown(async () => { await Promise.all([logout.end(), removal.end()]) })
+    const now = Date.now()
+    await logout.query('INSERT INTO sessions (id, user_id, started_at, last_used_at, expires_at) VALUES ($1, $2, $3, $3, $4)', ['s-removal', ada.id, now, now + 3_600_000])
+    // The logout's transaction holds the session row (as the batched last-use write does) ...
+    await logout.query('BEGIN')
+    await logout.query('UPDATE sessions SET last_used_at = last_used_at + 1 WHERE id = $1', ['s-removal'])
+    // ... while the removal starts and waits for that row ...
+    const { rows: [{ pid }] } = await removal.query('SELECT pg_backend_pid() AS pid')
+    const removed = removal.query('DELETE FROM users WHERE id = $1', [ada.id]).then(() => 'removed', (error: { code?: string }) => `failed (${error.code ?? String(error)})`)
+    for (let waiting = false; !waiting;) {
+      waiting = (await logout.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'", [pid])).rows.length > 0
+    }
+    // ... then ends the session, which moves the counters: it must not wait on the removal.
+    const ended = await logout.query("UPDATE sessions SET ended_at = $1, end_cause = 'logout' WHERE id = $2", [now, 's-removal'])
+      .then(async () => { await logout.query('COMMIT'); return 'ended' }, async (error: { code?: string }) => { await logout.query('ROLLBACK'); return `failed (${error.code ?? String(error)})` })
+    t.same([ended, await removed], ['ended', 'removed'])
+    t.match((await logout.query('SELECT end_cause FROM sessions WHERE id = $1', ['s-removal'])).rows, [{ end_cause: 'logout' }])
   })
 
   await t.test('TRUNCATE moves the counters too', async (t) => {
