@@ -15,7 +15,6 @@ import type { ChildServer } from './harness.js'
 import { BENCH_USER, BODY_LIMIT, JWT_SECRET } from './servers.js'
 
 export type Configuration = 'image' | 'quiet'
-export const CONFIGURATIONS: readonly Configuration[] = ['image', 'quiet']
 
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
 const DOCKERFILE = fileURLToPath(new URL('../Dockerfile', import.meta.url))
@@ -64,12 +63,11 @@ export function addUsers (env: Record<string, string>, users: number): void {
 }
 
 /** `meridian serve` in `configuration` on `databaseUrl` with the bench user and `users` more, once ready. */
-export async function startService (configuration: Configuration, databaseUrl: string, users = 0): Promise<ChildServer & { logBytes: () => number }> {
+export async function startService (configuration: Configuration, databaseUrl: string, users = 0): Promise<ChildServer> {
   const env = await serviceEnvironment(configuration, databaseUrl)
   addUsers(env, users)
   const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
-  let logBytes = 0
-  child.stdout.on('data', (chunk: Buffer) => { logBytes += chunk.length })
+  child.stdout.resume()
   const url = `http://127.0.0.1:${env.PORT}`
   const exited = once(child, 'exit')
   for (let attempt = 0; !(await fetch(`${url}/health/ready`).then((response) => response.ok, () => false)); attempt++) {
@@ -81,5 +79,5 @@ export async function startService (configuration: Configuration, databaseUrl: s
     child.kill('SIGINT')
     await exited
   }
-  return { url, child, stop, logBytes: () => logBytes }
+  return { url, child, stop }
 }
