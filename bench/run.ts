@@ -51,10 +51,14 @@ function sunQueries (): BenchRequest[] {
   }))
 }
 
+/** The directories of sqliteUrl's databases, removed at exit by one listener. */
+const sqliteDirectories: string[] = []
+process.once('exit', () => { for (const directory of sqliteDirectories) rmSync(directory, { recursive: true, force: true }) })
+
 /** A SQLite database of its own, removed at exit. */
 function sqliteUrl (): string {
   const directory = mkdtempSync(join(tmpdir(), 'meridian-bench-'))
-  process.once('exit', () => { rmSync(directory, { recursive: true, force: true }) })
+  sqliteDirectories.push(directory)
   return `sqlite:${join(directory, 'meridian.db')}`
 }
 
