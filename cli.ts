@@ -119,20 +119,23 @@ function onlyUsername (args: string[]): string {
 /** A UNIX ms time as the CLI shows it: ISO 8601, UTC, to the second. */
 const shownTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 
-/** The user's open sessions, one a line, never a token or a session id. */
-async function listSessions (store: UserStore, username: string): Promise<string> {
+/** The id of the user named `username`; a usage error if there is none. */
+async function userIdOf (store: UserStore, username: string): Promise<number> {
   const user = await store.findByUsername(username)
   if (user === undefined) throw new UsageError(`no user named ${username}`)
-  const sessions = await store.sessions.listOpen(user.id)
+  return user.id
+}
+
+/** The user's open sessions, one a line, never a token or a session id. */
+async function listSessions (store: UserStore, username: string): Promise<string> {
+  const sessions = await store.sessions.listOpen(await userIdOf(store, username))
   if (sessions.length === 0) return `${username} has no open sessions`
   const rows = sessions.map((session) => [session.startedAt, session.lastUsedAt, session.expiresAt].map(shownTime).join('  '))
   return [`${'started'.padEnd(20)}  ${'last used'.padEnd(20)}  expires`, ...rows].join('\n')
 }
 
 async function endSessions (store: UserStore, username: string): Promise<string> {
-  const user = await store.findByUsername(username)
-  if (user === undefined) throw new UsageError(`no user named ${username}`)
-  const ended = await store.sessions.endAllOf(user.id, 'operator')
+  const ended = await store.sessions.endAllOf(await userIdOf(store, username), 'operator')
   return ended === 0 ? `${username} has no open sessions` : `ended ${ended} session${ended === 1 ? '' : 's'} of ${username}; their tokens no longer work`
 }
 

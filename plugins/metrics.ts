@@ -62,8 +62,8 @@ function growthOfCounts (): (name: string, total: number) => number {
  * Prometheus metrics of this app, in a registry of its own: requests by route pattern, method and
  * status, with their latency; Node's defaults, event-loop delay included; the Markdown render
  * queue; the database pool; logins the throttle refused because its store failed; sessions started
- * and ended, by cause (plugins/health.ts adds readiness). No route serves them: `listenForMetrics` does, on a port of its own that the
- * balancer never forwards to.
+ * and ended, by cause (plugins/health.ts adds readiness). No route serves them: `listenForMetrics`
+ * does, on a port of its own that the balancer never forwards to.
  */
 export default fp(async function metrics (fastify: FastifyInstance) {
   const registry = new Registry()

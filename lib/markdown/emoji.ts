@@ -3,6 +3,12 @@ import type { StateCore, Token } from 'markdown-it'
 import { full as emojiPlugin } from 'markdown-it-emoji'
 
 /**
+ * What every shortcode of the list looks like (names of lower-case letters, digits, `_`, `+`, `-`).
+ * Most text has none, and this test costs much less than the plugin's search through all names.
+ */
+const LOOKS_LIKE_SHORTCODE = /:[a-z0-9_+-]+:/
+
+/**
  * Emoji shortcodes (`:tada:` → 🎉) by markdown-it-emoji's full list, GitHub's (gemoji's) names,
  * in text only: never in code spans, code blocks, URLs or autolinks. Without the plugin's
  * emoticons (`:)`, `<3`), which GitHub does not render.
@@ -12,12 +18,6 @@ import { full as emojiPlugin } from 'markdown-it-emoji'
  * quadratic: 200 KB took 18 s. Here the same rule is run on one text token at a time, and the
  * paragraph's list is rebuilt once.
  */
-/**
- * What every shortcode of the list looks like (names of lower-case letters, digits, `_`, `+`, `-`).
- * Most text has none, and this test costs much less than the plugin's search through all names.
- */
-const LOOKS_LIKE_SHORTCODE = /:[a-z0-9_+-]+:/
-
 export function githubEmoji (md: MarkdownIt): void {
   md.use(emojiPlugin, { shortcuts: {} })
   const replace = md.core.ruler.getRules('').find((rule) => rule.name === 'emoji_replace')
