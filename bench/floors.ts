@@ -9,22 +9,22 @@ export const FLOORS = {
   /**
    * Sun, list page 1 and refresh, each: the service as the image runs it (logging at info, metrics
    * on) ÷ the same service quiet (logging off, metrics off). bench/service.ts starts both. Issue #36
-   * asked 0.8; pino's own work for the access line keeps it near 0.76 (docs/performance.md).
+   * asked 0.8; three runs read 0.75–0.89: pino's own work on the access line (docs/performance.md).
    */
   imageVsQuiet: { atLeast: 0.7 },
   /**
    * GET /api/date/suninfo as the image runs it ÷ Fastify with its default logger at info answering a fixed body.
-   * Issue #36 asked 0.7; it is the two floors above and below multiplied, read 0.59–0.61.
+   * Issue #36 asked 0.7; it follows from the ratios above and below; read 0.59–0.70.
    */
   sunImageVsLoggedFixedBody: { atLeast: 0.55 },
   /**
    * GET /api/date/suninfo, quiet ÷ Fastify (no logger) answering a fixed body of the same shape and size.
-   * Issue #36 asked 0.45; started as the CLI starts it the service reads 0.40–0.42 (docs/performance.md).
+   * Issue #36 asked 0.45; started as the CLI starts it the service reads 0.40–0.44 (docs/performance.md).
    */
   sunVsFixedBody: { atLeast: 0.35 },
   /**
    * GET /api/date/suninfo, quiet ÷ bare node:http calling astronomy-engine's searches for each event.
-   * 10 while the bench ran the app in-process; started as the CLI starts it, 7.7–8.0×.
+   * 10 while the bench ran the app in-process; started as the CLI starts it, 7.7–9.0×.
    */
   sunVsBareSearches: { atLeast: 7 },
   /** GET /api/user/list (page 1) on SQLite, quiet ÷ Fastify answering a fixed page of the same shape. */
@@ -35,7 +35,7 @@ export const FLOORS = {
    * POST /api/markdown/parse of the 5 KB README, quiet ÷ bare node:http + markdown-it with the service's
    * options before issue #37 (CommonMark, tables, strikethrough): the service also renders GitHub's
    * extensions, its bounds and the framework's plugins (about 7 % alone). Issue #36 asked 0.8, set before
-   * issue #37 added GitHub's extensions (about 28 µs a render); read 0.69–0.70 since.
+   * issue #37 added GitHub's extensions (about 28 µs a render); read 0.67–0.70 since.
    */
   markdownVsBare: { atLeast: 0.65 },
   /** p99 of GET /api/user/list at 1,000,000 users, page 1, a middle page and the last, in ms. */
