@@ -59,12 +59,15 @@ status=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port/
 curl -fsS "http://127.0.0.1:$port/api/date/suninfo?timestamp=1700000000&latitude=51.48&longitude=0" > /dev/null
 # Small documents render on the event loop, large ones (over 8 KiB) in worker threads: the
 # pruned install must load the threads' module too.
-curl -fsS -X POST -H 'content-type: application/json' -d '{"markdown":"# image"}' "http://127.0.0.1:$port/api/markdown/parse" \
-  | grep -qF 'id=\"user-content-image\">image</h1>' || { echo "the Markdown route did not render a small document" >&2; exit 1; }
+# Each body is read whole before it is matched: in `curl | grep -q`, grep exits at its match and
+# curl, still writing, fails the pipeline (curl: (23) Failed writing body).
+small_page=$(curl -fsS -X POST -H 'content-type: application/json' -d '{"markdown":"# image"}' "http://127.0.0.1:$port/api/markdown/parse")
+grep -qF 'id=\"user-content-image\">image</h1>' <<< "$small_page" || { echo "the Markdown route did not render a small document" >&2; exit 1; }
 large=$(node -e 'process.stdout.write(JSON.stringify({ markdown: "# large\n\n" + "Some *prose*.\n\n".repeat(1000) }))')
-curl -fsS -X POST -H 'content-type: application/json' -d "$large" "http://127.0.0.1:$port/api/markdown/parse" \
-  | grep -qF 'id=\"user-content-large\">large</h1>' || { echo "the Markdown route did not render a large document in a thread" >&2; exit 1; }
-curl -fsS "http://127.0.0.1:$metrics_port/metrics" | grep -q '^http_request_duration_seconds_count{method="GET",route="/api/date/suninfo"' \
+large_page=$(curl -fsS -X POST -H 'content-type: application/json' -d "$large" "http://127.0.0.1:$port/api/markdown/parse")
+grep -qF 'id=\"user-content-large\">large</h1>' <<< "$large_page" || { echo "the Markdown route did not render a large document in a thread" >&2; exit 1; }
+metrics=$(curl -fsS "http://127.0.0.1:$metrics_port/metrics")
+grep -q '^http_request_duration_seconds_count{method="GET",route="/api/date/suninfo"' <<< "$metrics" \
   || { echo "the metrics port did not count the requests" >&2; exit 1; }
 status=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")
 [ "$status" = 404 ] || { echo "the API port must not serve /metrics (it answered $status)" >&2; exit 1; }
