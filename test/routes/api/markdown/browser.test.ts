@@ -80,26 +80,29 @@ async function load (context: BrowserContext, path: string, options: { tab?: Pag
 /** A tab that loads one document after another, replaced when a load in it times out. */
 interface Loader { context: BrowserContext, tab: Page }
 
-/** Loads the document in the loader's tab; on a timeout, once more in a fresh tab that replaces it. */
-async function loadInLoader (loader: Loader, path: string): Promise<number> {
+/** `attempt`, and on a timeout `retry` once: a second timeout fails. */
+async function onceMoreOnTimeout<T> (attempt: () => Promise<T>, retry: () => Promise<T>): Promise<T> {
   try {
-    return await load(loader.context, path, { tab: loader.tab })
+    return await attempt()
   } catch (error) {
     if (!(error instanceof errors.TimeoutError)) throw error
+    return await retry()
+  }
+}
+
+/** Loads the document in the loader's tab; on a timeout, once more in a fresh tab that replaces it. */
+async function loadInLoader (loader: Loader, path: string): Promise<number> {
+  return await onceMoreOnTimeout(() => load(loader.context, path, { tab: loader.tab }), async () => {
     await loader.tab.close().catch(() => {})
     loader.tab = await loader.context.newPage()
     return await load(loader.context, path, { tab: loader.tab })
-  }
+  })
 }
 
 /** Clicks one link of the document in a fresh tab; on a timeout, once more in another. */
 async function click (context: BrowserContext, path: string, clickLink: number): Promise<void> {
-  try {
-    await load(context, path, { clickLink })
-  } catch (error) {
-    if (!(error instanceof errors.TimeoutError)) throw error
-    await load(context, path, { clickLink })
-  }
+  const attempt = async (): Promise<void> => { await load(context, path, { clickLink }) }
+  await onceMoreOnTimeout(attempt, attempt)
 }
 
 /**
