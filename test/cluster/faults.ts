@@ -6,6 +6,15 @@ import { startLoad, type LoadResult } from './load.js'
 /** A replica's start takes 1 s on a quiet machine, 15 s or more on a shared one under load. */
 export const READY_TIMEOUT_MS = 120_000
 
+/**
+ * How long after a replica was ready a kill meets nginx past its bench of that replica, for an
+ * upstream `fail_timeout`. nginx counts the bench in whole seconds (`ngx_time()`): it lasts up
+ * to a second longer than `fail_timeout` after the last failed attempt, which comes before the
+ * replica listens (3.0 s for `fail_timeout=2s`, measured), and a kill at exactly
+ * `fail_timeout` + 1 s once met it (10 requests answered 503 in CI). Half a second to spare.
+ */
+export const pastBenchMs = (failTimeoutMs: number): number => failTimeoutMs + 1500
+
 export const describeLoad = (result: LoadResult) =>
   `${result.done} requests in ${result.seconds.toFixed(1)} s, ${result.failed} failed ${JSON.stringify(result.failures)}`
 
