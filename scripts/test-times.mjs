@@ -10,15 +10,17 @@ const text = readFileSync(process.argv[2] ?? 0, 'utf8')
 // "ok 12 - test/cli.test.ts # time=20260.525ms" at the top level, the file's own subtests one
 // level (four spaces) in; "# SKIP" lines carry no time.
 const point = /^( *)(?:not )?ok \d+ - (.*?) # time=([\d.]+)ms/
+// npm test runs the compiled tests (.test-build/test/cli.test.js): name them by their sources.
+const source = (name) => name.replace(/^\.test-build\/(.*)\.js$/, '$1.ts')
 const files = []
 const subtests = []
 let file = '?'
 for (const line of text.split('\n')) {
-  if (line.startsWith('# Subtest: ')) file = line.slice('# Subtest: '.length)
+  if (line.startsWith('# Subtest: ')) file = source(line.slice('# Subtest: '.length))
   const match = point.exec(line)
   if (match === null) continue
   const [, indent, name, ms] = match
-  if (indent === '') files.push({ name, seconds: Number(ms) / 1000 })
+  if (indent === '') files.push({ name: source(name), seconds: Number(ms) / 1000 })
   else if (indent === '    ') subtests.push({ name: `${file} > ${name}`, seconds: Number(ms) / 1000 })
 }
 

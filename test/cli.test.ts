@@ -3,13 +3,13 @@ import { once } from 'node:events'
 import { existsSync, readdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { addUser, build, login, testConfig, TEST_JWT_SECRET } from './helper.js'
 import { sessionIdOf } from './forge.js'
 import { postgresDatabase, postgresSkip } from './postgres.js'
+import { inRepository } from './repository.js'
 
-const cliPath = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
+const cliPath = inRepository('dist', 'cli.js')
 
 /** Runs the built CLI without blocking this process, whose event loop serves the app under test. */
 async function meridian (args: string[], env: Record<string, string>, input = '', cwd?: string) {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
+import { inRepository } from './repository.js'
 
 interface Operation { responses: Record<string, { content?: Record<string, { schema: object }> }> }
 interface Document {
@@ -10,7 +11,7 @@ interface Document {
 }
 
 /** The published document: the committed copy, which test/openapi-document.test.ts keeps equal to the app's. */
-const publishedDocument = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8')) as Document
+const publishedDocument = JSON.parse(readFileSync(inRepository('openapi.json'), 'utf8')) as Document
 
 /** What a test does with a response that breaks the published document. */
 export type Complaint = (message: string, details: Record<string, unknown>) => void

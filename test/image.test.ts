@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { inRepository } from './repository.js'
 import { switchSkip } from './requirements.js'
 
-const script = fileURLToPath(new URL('../scripts/image-smoke.sh', import.meta.url))
+const script = inRepository('scripts', 'image-smoke.sh')
 const skip = switchSkip('MERIDIAN_IMAGE_TEST', 'the container image check (a clean production install, about two minutes)')
 
 t.test('the Dockerfile\'s build and start, done without Docker', { skip, timeout: 900_000 }, async (t) => {

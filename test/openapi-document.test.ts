@@ -3,9 +3,10 @@ import { readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { build } from './helper.js'
+import { inRepository, repositoryRoot } from './repository.js'
 
-const committedFile = new URL('../openapi.json', import.meta.url)
-const redocly = new URL('../node_modules/.bin/redocly', import.meta.url)
+const committedFile = inRepository('openapi.json')
+const redocly = inRepository('node_modules', '.bin', 'redocly')
 
 t.test('the committed openapi.json is the document the app generates', async (t) => {
   const app = await build(t)
@@ -15,8 +16,8 @@ t.test('the committed openapi.json is the document the app generates', async (t)
 })
 
 t.test('redocly lint (recommended rules, redocly.yaml) finds no error and no warning', async (t) => {
-  const { stdout } = await promisify(execFile)(redocly.pathname, ['lint', 'openapi.json', '--format=json'], {
-    cwd: new URL('..', import.meta.url).pathname,
+  const { stdout } = await promisify(execFile)(redocly, ['lint', 'openapi.json', '--format=json'], {
+    cwd: repositoryRoot,
     // Offline: no telemetry, no update check.
     env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }
   }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }))

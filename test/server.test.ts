@@ -3,12 +3,11 @@ import { once } from 'node:events'
 import http from 'node:http'
 import { connect, createServer } from 'node:net'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { DEMO_PASSWORD, DEMO_USERNAME } from '../lib/demo-users.js'
+import { inRepository, repositoryRoot } from './repository.js'
 
-const cliPath = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
-const repositoryRoot = fileURLToPath(new URL('..', import.meta.url))
+const cliPath = inRepository('dist', 'cli.js')
 
 async function freePort (): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1')
@@ -248,7 +247,7 @@ t.test('no log line is lost: each answered request has its line, through SIGTERM
   })
 
   t.test('an uncaught error', async (t) => {
-    const preload = fileURLToPath(new URL('throw-on-sigwinch.mjs', import.meta.url))
+    const preload = inRepository('test', 'throw-on-sigwinch.mjs')
     const { port, child, exited, lines } = await serveWithLogs(t, ['--import', preload])
     const answered = await sendUntil(port, 'crash', (count) => count >= 300)
     child.kill('SIGWINCH')

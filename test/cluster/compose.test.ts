@@ -14,7 +14,8 @@ import { Ajv } from 'ajv'
 import t from 'tap'
 import YAML from 'yaml'
 import { ConfigError, ConfigSchema, readEnv } from '../../config.js'
-import { deployNginxConfigPath, repositoryRoot } from './harness.js'
+import { repositoryRoot } from '../repository.js'
+import { deployNginxConfigPath } from './harness.js'
 
 const deployDirectory = join(repositoryRoot, 'deploy')
 const composeFile = join(deployDirectory, 'compose.yaml')

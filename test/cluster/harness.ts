@@ -15,17 +15,16 @@ import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { onExit } from 'signal-exit'
 import type { Test } from 'tap'
 import { createPostgresDatabase } from '../postgres.js'
+import { repositoryRoot } from '../repository.js'
 import { switchSkip } from '../requirements.js'
 
 /** `{ skip }` for a tap test that needs the cluster. */
 export const clusterTestSkip = switchSkip('MERIDIAN_CLUSTER_TEST', 'the cluster group (replicas behind nginx on PostgreSQL and Redis)')
 
-export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url))
 export const cliPath = join(repositoryRoot, 'dist', 'cli.js')
 export const deployNginxConfigPath = join(repositoryRoot, 'deploy', 'nginx.conf')
 const NGINX = process.env.NGINX ?? '/usr/sbin/nginx'

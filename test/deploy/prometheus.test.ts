@@ -5,8 +5,9 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { parse } from 'yaml'
 import { build } from '../helper.js'
+import { inRepository } from '../repository.js'
 
-const directory = join(import.meta.dirname, '..', '..', 'deploy', 'prometheus')
+const directory = inRepository('deploy', 'prometheus')
 const PROMTOOL = process.env.PROMTOOL ?? 'promtool'
 const run = promisify(execFile)
 

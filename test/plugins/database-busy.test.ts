@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import argon2 from 'argon2'
 import t, { type Test } from 'tap'
 import { LOCK_WAIT_MS } from '../../lib/store/retry-while-busy.js'
 import { addUser, build, login } from '../helper.js'
+import { inRepository } from '../repository.js'
 import { watchEventLoopStalls } from './event-loop-stalls.js'
 
 const LOCK_HELD_MS = 2000
@@ -18,7 +18,7 @@ const MAX_EVENT_LOOP_STALL_MS = 50
 
 /** Another process takes the database's write lock and holds it for `ms`: resolves once it holds it. */
 async function writeLockHeldByAnotherProcess (t: Test, file: string, ms: number): Promise<{ released: Promise<void> }> {
-  const holder = fileURLToPath(new URL('../../scripts/hold-sqlite-write-lock.ts', import.meta.url))
+  const holder = inRepository('scripts', 'hold-sqlite-write-lock.ts')
   const child = spawn(process.execPath, ['--import', 'tsx', holder, file, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] })
   t.teardown(() => { child.kill() })
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()

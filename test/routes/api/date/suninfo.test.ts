@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { packageInfo } from '../../../../lib/package-info.js'
 import { addUser, build } from '../../../helper.js'
+import { inRepository } from '../../../repository.js'
 
 // The CommonJS build, for the reason given in lib/sun.ts.
 const { Body, Equator, Horizon, Observer } = createRequire(import.meta.url)('astronomy-engine') as typeof import('astronomy-engine')
@@ -200,7 +200,7 @@ function altitudeOfSun (latitude: number, longitude: number, unixSeconds: number
 }
 
 /** shared/ is checked out beside the repository: from test/routes/api/date, five levels up. */
-const referenceFile = new URL('../../../../../shared/reference/sun/cases.json', import.meta.url)
+const referenceFile = inRepository('..', 'shared', 'reference', 'sun', 'cases.json')
 
 function median (values: number[]): number {
   if (values.length === 0) return Number.NaN
@@ -217,7 +217,7 @@ function describe (figures: Figures): string {
 }
 
 t.test('agrees with the reference computation', async (t) => {
-  t.comment(`reference: ${fileURLToPath(referenceFile)}`)
+  t.comment(`reference: ${referenceFile}`)
   const reference = JSON.parse(readFileSync(referenceFile, 'utf8')) as { meta: { fields: string[] }, cases: ReferenceCase[] }
   t.same(reference.meta.fields, FIELDS, 'the reference lists the fields in the order used here')
   t.equal(reference.cases.length, 459)
