@@ -7,10 +7,10 @@ import { readFileSync } from 'node:fs'
 const SHOWN = 10
 const text = readFileSync(process.argv[2] ?? 0, 'utf8')
 
-// "ok 12 - test/cli.test.ts # time=20260.525ms" at the top level, the file's own subtests one
+// "ok 12 - test/cli/commands.test.ts # time=20260.525ms" at the top level, the file's own subtests one
 // level (four spaces) in; "# SKIP" lines carry no time.
 const point = /^( *)(?:not )?ok \d+ - (.*?) # time=([\d.]+)ms/
-// npm test runs the compiled tests (.test-build/test/cli.test.js): name them by their sources.
+// npm test runs the compiled tests (.test-build/test/cli/commands.test.js): name them by their sources.
 const source = (name) => name.replace(/^\.test-build\/(.*)\.js$/, '$1.ts')
 const files = []
 const subtests = []

@@ -1,4 +1,4 @@
-// Preloaded (node --import) into `meridian serve` by test/server.test.ts: SIGWINCH (a signal
+// Preloaded (node --import) into `meridian serve` by test/cli/serve.test.ts: SIGWINCH (a signal
 // close-with-grace leaves alone) makes the process throw an error nothing catches, as a bug in a
 // callback would.
 process.on('SIGWINCH', () => {

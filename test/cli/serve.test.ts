@@ -4,8 +4,8 @@ import http from 'node:http'
 import { connect, createServer } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { DEMO_PASSWORD, DEMO_USERNAME } from '../lib/demo-users.js'
-import { inRepository, repositoryRoot } from './repository.js'
+import { DEMO_PASSWORD, DEMO_USERNAME } from '../../lib/demo-users.js'
+import { inRepository, repositoryRoot } from '../repository.js'
 
 const cliPath = inRepository('dist', 'cli.js')
 

@@ -4,10 +4,10 @@ import { existsSync, readdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { addUser, build, login, testConfig, TEST_JWT_SECRET } from './helper.js'
-import { sessionIdOf } from './forge.js'
-import { postgresDatabase, postgresSkip } from './postgres.js'
-import { inRepository } from './repository.js'
+import { addUser, build, login, testConfig, TEST_JWT_SECRET } from '../helper.js'
+import { sessionIdOf } from '../forge.js'
+import { postgresDatabase, postgresSkip } from '../postgres.js'
+import { inRepository } from '../repository.js'
 
 const cliPath = inRepository('dist', 'cli.js')
 
