@@ -117,7 +117,7 @@ export interface MarkdownRendererOptions {
   threadHeapMb?: number
 }
 
-// The worker is a sibling of this file: .ts under the test runner, .js once built.
+// The worker is a sibling of this file: .ts when run through tsx, .js once compiled.
 const workerFile = new URL(`./markdown-render-task${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
 /**

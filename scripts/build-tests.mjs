@@ -28,5 +28,7 @@ await build({
   platform: 'node',
   target: 'node20',
   sourcemap: 'inline',
+  // As tsx transpiles: functions and classes keep their names.
+  keepNames: true,
   logLevel: 'warning'
 })

@@ -25,7 +25,7 @@ echo "== build stage: npm ci && npm prune --omit=dev"
 echo "== runtime stage: package.json, node_modules, dist only"
 mkdir -p "$work/app" "$work/data"
 cp -R "$work/build/package.json" "$work/build/node_modules" "$work/build/dist" "$work/app/"
-for dev in tap typescript tsx; do
+for dev in tap typescript tsx esbuild; do
   if [ -e "$work/app/node_modules/$dev" ]; then echo "development dependency $dev is in the image" >&2; exit 1; fi
 done
 

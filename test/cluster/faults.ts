@@ -10,8 +10,9 @@ export const READY_TIMEOUT_MS = 120_000
  * How long after a replica was ready a kill meets nginx past its bench of that replica, for an
  * upstream `fail_timeout`. nginx counts the bench in whole seconds (`ngx_time()`): it lasts up
  * to a second longer than `fail_timeout` after the last failed attempt, which comes before the
- * replica listens (3.0 s for `fail_timeout=2s`, measured), and a kill at exactly
- * `fail_timeout` + 1 s once met it (10 requests answered 503 in CI). Half a second to spare.
+ * replica listens (3.0 s for `fail_timeout=2s`, measured), and then the other requests still
+ * pass the replica by until the first one sent back to it has answered. A kill at exactly
+ * `fail_timeout` + 1 s once met that (10 requests answered 503 in CI). Half a second to spare.
  */
 export const pastBenchMs = (failTimeoutMs: number): number => failTimeoutMs + 1500
 

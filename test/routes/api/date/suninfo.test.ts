@@ -199,7 +199,7 @@ function altitudeOfSun (latitude: number, longitude: number, unixSeconds: number
   return Horizon(date, observer, sun.ra, sun.dec).altitude
 }
 
-/** shared/ is checked out beside the repository: from test/routes/api/date, five levels up. */
+/** shared/ is checked out beside the repository. */
 const referenceFile = inRepository('..', 'shared', 'reference', 'sun', 'cases.json')
 
 function median (values: number[]): number {
