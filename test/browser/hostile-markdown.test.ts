@@ -55,10 +55,26 @@ async function watchedContext (browser: Browser, events: string[], documents: Ma
 
 /**
  * How long a document may take to fire `load`. Now and then Chromium never fires it (twice in CI, in
- * the tab that had loaded dozens of documents before): such a load is tried once more in a fresh
- * tab, which then goes on loading the documents. Script seen in either attempt stays in the record.
+ * the tab that had loaded dozens of documents before), and once `page.goto` did not even honour its
+ * own timeout (CI, 290 s). So each load also races a deadline of ours, and a load that misses
+ * either is tried once more in a fresh browser context, which then goes on loading the documents.
+ * Script seen in either attempt stays in the record.
  */
 const LOAD_TIMEOUT_MS = 15_000
+const LOAD_DEADLINE_MS = LOAD_TIMEOUT_MS + 5000
+
+/** `work`, or a TimeoutError once `ms` have passed without it settling. */
+async function withinDeadline<T> (work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => { reject(new errors.TimeoutError(`${what}: not settled within ${ms} ms`)) }, ms)
+  })
+  try {
+    return await Promise.race([work, deadline])
+  } finally {
+    clearTimeout(timer)
+  }
+}
 
 /** Loads the document and lets it run (in `tab`, or a fresh tab), clicking one link if asked. */
 async function load (context: BrowserContext, path: string, options: { tab?: Page, clickLink?: number } = {}): Promise<number> {
@@ -77,32 +93,41 @@ async function load (context: BrowserContext, path: string, options: { tab?: Pag
   }
 }
 
-/** A tab that loads one document after another, replaced when a load in it times out. */
-interface Loader { context: BrowserContext, tab: Page }
+/**
+ * A tab that loads one document after another, in a context whose new tabs click the links. Both
+ * are replaced when a load times out.
+ */
+interface Loader { newContext: () => Promise<BrowserContext>, context: BrowserContext, tab: Page }
 
-/** `attempt`, and on a timeout `retry` once: a second timeout fails. */
-async function onceMoreOnTimeout<T> (attempt: () => Promise<T>, retry: () => Promise<T>): Promise<T> {
+/**
+ * `attempt`, and on a timeout, once more in a fresh context: a second timeout fails. Each is
+ * held to LOAD_DEADLINE_MS. The stuck context is closed without waiting for it.
+ */
+async function onceMoreOnTimeout<T> (loader: Loader, what: string, attempt: () => Promise<T>): Promise<T> {
   try {
-    return await attempt()
+    return await withinDeadline(attempt(), LOAD_DEADLINE_MS, what)
   } catch (error) {
     if (!(error instanceof errors.TimeoutError)) throw error
-    return await retry()
+    return await withinDeadline((async () => {
+      const stuck = loader.context
+      loader.context = await loader.newContext()
+      loader.tab = await loader.context.newPage()
+      stuck.close().catch(() => {})
+      return await attempt()
+    })(), LOAD_DEADLINE_MS, `${what}, once more`)
   }
 }
 
-/** Loads the document in the loader's tab; on a timeout, once more in a fresh tab that replaces it. */
+/** Loads the document in the loader's tab. */
 async function loadInLoader (loader: Loader, path: string): Promise<number> {
-  return await onceMoreOnTimeout(() => load(loader.context, path, { tab: loader.tab }), async () => {
-    await loader.tab.close().catch(() => {})
-    loader.tab = await loader.context.newPage()
-    return await load(loader.context, path, { tab: loader.tab })
-  })
+  const attempt = async (): Promise<number> => await load(loader.context, path, { tab: loader.tab })
+  return await onceMoreOnTimeout(loader, `loading ${path}`, attempt)
 }
 
-/** Clicks one link of the document in a fresh tab; on a timeout, once more in another. */
-async function click (context: BrowserContext, path: string, clickLink: number): Promise<void> {
-  const attempt = async (): Promise<void> => { await load(context, path, { clickLink }) }
-  await onceMoreOnTimeout(attempt, attempt)
+/** Clicks one link of the document in a fresh tab. */
+async function click (loader: Loader, path: string, clickLink: number): Promise<void> {
+  const attempt = async (): Promise<void> => { await load(loader.context, path, { clickLink }) }
+  await onceMoreOnTimeout(loader, `clicking link ${clickLink} of ${path}`, attempt)
 }
 
 /**
@@ -111,7 +136,7 @@ async function click (context: BrowserContext, path: string, clickLink: number):
  */
 async function exercise (loader: Loader, path: string): Promise<number> {
   const links = await loadInLoader(loader, path)
-  for (let index = 0; index < links; index++) await click(loader.context, path, index)
+  for (let index = 0; index < links; index++) await click(loader, path, index)
   return links
 }
 
@@ -125,8 +150,9 @@ t.test('hostile Markdown runs no script in Chromium, on load or on click', { ski
   t.teardown(async () => { await browser.close() })
   const documents = new Map<string, string>()
   const events: string[] = []
-  const context = await watchedContext(browser, events, documents)
-  const loader: Loader = { context, tab: await context.newPage() }
+  const newContext = async (): Promise<BrowserContext> => await watchedContext(browser, events, documents)
+  const context = await newContext()
+  const loader: Loader = { newContext, context, tab: await context.newPage() }
 
   await t.test('the detector sees script that runs', async (t) => {
     const controls: Array<[string, string]> = [
