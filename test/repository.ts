@@ -16,5 +16,8 @@ function findRepositoryRoot (): string {
 
 export const repositoryRoot = findRepositoryRoot()
 
-/** A path inside the checkout, e.g. `inRepository('dist', 'cli.js')`. */
+/** A path inside the checkout, e.g. `inRepository('deploy', 'nginx.conf')`. */
 export const inRepository = (...segments: string[]): string => join(repositoryRoot, ...segments)
+
+/** The built `meridian` CLI (`npm run build`), which the tests that need a real process spawn. */
+export const cliPath = inRepository('dist', 'cli.js')

@@ -6,8 +6,9 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { cliPath, freePort, httpRequest, Replica, runMeridian } from './cluster/harness.js'
+import { freePort, httpRequest, Replica, runMeridian } from './cluster/harness.js'
 import { postgresDatabase, postgresSkip } from './postgres.js'
+import { cliPath } from './repository.js'
 
 const redisUrl = process.env.TEST_REDIS_URL
 const skip = postgresSkip !== false ? postgresSkip : redisUrl === undefined ? 'tracing test skipped: set TEST_REDIS_URL' : false

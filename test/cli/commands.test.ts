@@ -7,9 +7,7 @@ import t, { type Test } from 'tap'
 import { addUser, build, login, testConfig, TEST_JWT_SECRET } from '../helper.js'
 import { sessionIdOf } from '../forge.js'
 import { postgresDatabase, postgresSkip } from '../postgres.js'
-import { inRepository } from '../repository.js'
-
-const cliPath = inRepository('dist', 'cli.js')
+import { cliPath } from '../repository.js'
 
 /** Runs the built CLI without blocking this process, whose event loop serves the app under test. */
 async function meridian (args: string[], env: Record<string, string>, input = '', cwd?: string) {

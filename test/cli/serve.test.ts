@@ -5,9 +5,7 @@ import { connect, createServer } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { DEMO_PASSWORD, DEMO_USERNAME } from '../../lib/demo-users.js'
-import { inRepository, repositoryRoot } from '../repository.js'
-
-const cliPath = inRepository('dist', 'cli.js')
+import { cliPath, inRepository, repositoryRoot } from '../repository.js'
 
 async function freePort (): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1')

@@ -19,13 +19,12 @@ import { Redis } from 'ioredis'
 import { onExit } from 'signal-exit'
 import type { Test } from 'tap'
 import { createPostgresDatabase } from '../postgres.js'
-import { repositoryRoot } from '../repository.js'
+import { cliPath, repositoryRoot } from '../repository.js'
 import { switchSkip } from '../requirements.js'
 
 /** `{ skip }` for a tap test that needs the cluster. */
 export const clusterTestSkip = switchSkip('MERIDIAN_CLUSTER_TEST', 'the cluster group (replicas behind nginx on PostgreSQL and Redis)')
 
-export const cliPath = join(repositoryRoot, 'dist', 'cli.js')
 export const deployNginxConfigPath = join(repositoryRoot, 'deploy', 'nginx.conf')
 const NGINX = process.env.NGINX ?? '/usr/sbin/nginx'
 
