@@ -5,8 +5,11 @@
 // 0.45 s of CPU before its first test, more when it loads the app (docs/performance.md, "The
 // test suite"). esbuild is the transpiler tsx itself runs, so the code is what tsx would run;
 // types are checked by `npm run check`, not here. `npm test` runs it before tap (pretest).
-import { readdirSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+//
+// Then it lays out what tap runs, a file per test process, in .test-build/processes/: most test
+// files in a process of their own, those of the folders in SHARED_PROCESSES together.
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join, relative } from 'node:path'
 import { build } from 'esbuild'
 
 const outdir = '.test-build'
@@ -32,3 +35,35 @@ await build({
   keepNames: true,
   logLevel: 'warning'
 })
+
+/**
+ * The folders of test/ whose test files share one process each, run one after the other, rather
+ * than a process each. They test in process (`app.inject`, the units of lib/) and start no
+ * server, balancer or browser of their own. tap starts a process for every file it runs, and
+ * each pays for itself before its first test: tap, then the app (over 700 ES modules), each
+ * module passed through the module hooks of tap's processinfo (on a thread of their own on
+ * Node 20). That is about 1.8 s of CPU for a file that loads the app, often more than its
+ * tests take (docs/performance.md, "The test suite"). The other files, which start processes
+ * or wait on them, keep a process each and run beside these.
+ */
+const SHARED_PROCESSES = ['test/clients', 'test/lib', 'test/plugins', 'test/routes']
+/** Folders whose files mostly wait on what they start (Chromium, the CLI): started first, their waits overlap the rest. */
+const WAITING = ['test/browser', 'test/cli']
+
+// What tap runs: a file per process in .test-build/processes/, each importing the compiled test
+// files it runs. tap starts them in the order of their paths: 1-waiting/, 2-shared/, 3-others/.
+const processes = join(outdir, 'processes')
+const testFiles = sources.filter((file) => file.startsWith('test/') && file.endsWith('.test.ts')).sort()
+const inFolder = (file, folders) => folders.some((folder) => file.startsWith(folder + '/'))
+const writeProcess = (entry, files, comment) => {
+  const imports = files.map((file) => `import ${JSON.stringify('./' + relative(dirname(entry), join(outdir, file.replace(/\.ts$/, '.js'))))}\n`)
+  mkdirSync(dirname(entry), { recursive: true })
+  writeFileSync(entry, (comment === undefined ? '' : `// ${comment}\n`) + imports.join(''))
+}
+for (const folder of SHARED_PROCESSES) {
+  const files = testFiles.filter((file) => inFolder(file, [folder]))
+  writeProcess(join(processes, '2-shared', `${basename(folder)}.test.js`), files, `Every test file of ${folder}/, in one process (scripts/build-tests.mjs).`)
+}
+for (const file of testFiles.filter((file) => !inFolder(file, SHARED_PROCESSES))) {
+  writeProcess(join(processes, inFolder(file, WAITING) ? '1-waiting' : '3-others', file.replace(/\.ts$/, '.js')), [file])
+}

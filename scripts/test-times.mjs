@@ -7,11 +7,14 @@ import { readFileSync } from 'node:fs'
 const SHOWN = 10
 const text = readFileSync(process.argv[2] ?? 0, 'utf8')
 
-// "ok 12 - test/cli/commands.test.ts # time=20260.525ms" at the top level, the file's own subtests one
-// level (four spaces) in; "# SKIP" lines carry no time.
+// "ok 12 - .test-build/processes/test/cli/commands.test.js # time=20260.525ms" at the top level,
+// the process's own subtests one level (four spaces) in; "# SKIP" lines carry no time.
 const point = /^( *)(?:not )?ok \d+ - (.*?) # time=([\d.]+)ms/
-// npm test runs the compiled tests (.test-build/test/cli/commands.test.js): name them by their sources.
-const source = (name) => name.replace(/^\.test-build\/(.*)\.js$/, '$1.ts')
+// npm test runs the compiled tests, a process for each file of .test-build/processes/: name them
+// by their sources, a file (test/cli/commands.test.ts) or a folder whose files share a process.
+const source = (name) => name
+  .replace(/^\.test-build\/processes\/\d-shared\/(.*)\.test\.js$/, 'test/$1/ (its files in one process)')
+  .replace(/^\.test-build\/(?:processes\/\d-\w+\/)?(.*)\.js$/, '$1.ts')
 const files = []
 const subtests = []
 let file = '?'
