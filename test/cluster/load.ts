@@ -6,7 +6,7 @@ import type { Cluster, HttpAnswer, RequestOptions } from './harness.js'
 export interface LoadResult {
   done: number
   failed: number
-  /** Failures by "METHOD route → status or error", e.g. "POST /api/auth/refresh → 502". */
+  /** Failures by "METHOD route → status or error", e.g. "POST /api/auth/refresh → 502" or "GET /api/user/list → 503 (Retry-After: 10)". */
   failures: Record<string, number>
   /** When each failure was seen (performance.now()), in order. */
   failureTimes: number[]
@@ -57,7 +57,10 @@ export async function startLoad (cluster: Cluster, users: Array<{ username: stri
     try {
       const answer = await cluster.request(path, { agent, method, timeoutMs: 15_000, ...options })
       if (answer.status === 200) return answer
-      const key = `${method} ${route} → ${answer.status}`
+      // A replica's refusals under load carry Retry-After (10 s: @fastify/under-pressure; 1 s: a
+      // full render queue), nginx's own answers never do.
+      const retryAfter = answer.headers['retry-after']
+      const key = `${method} ${route} → ${answer.status}${retryAfter === undefined ? '' : ` (Retry-After: ${retryAfter})`}`
       failures[key] = (failures[key] ?? 0) + 1
     } catch (error) {
       const key = `${method} ${route} → ${(error as NodeJS.ErrnoException).code ?? String(error)}`

@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
 import type { Cluster, Exit } from './harness.js'
@@ -26,6 +28,13 @@ async function rollOut (cluster: Cluster, pauseBetweenMs: number): Promise<Rollo
   return { exits, seconds: (performance.now() - started) / 1000 }
 }
 
+/** The first of nginx's access-log lines (either format) whose status is not 200: its upstream attempts say who failed the request. */
+function balancerFailures (cluster: Cluster, shown = 8): string[] {
+  const log = ['access-shipped.log', 'access.log'].map((name) => join(cluster.directory, name)).find((path) => existsSync(path))
+  if (log === undefined) return []
+  return readFileSync(log, 'utf8').split('\n').filter((line) => /" (?!200 )\d{3} /.test(line)).slice(0, shown)
+}
+
 /**
  * Rolling restarts under a mixed load through nginx: every replica in turn gets SIGTERM, is
  * started again and answers ready, then the next. Goal: no failed request (or no failed GET),
@@ -40,6 +49,7 @@ export async function rollingRestarts (t: Test, cluster: Cluster, users: Array<{
     const result = await load.stop()
     const exits = rollout.exits.map((exit) => `${exit.code ?? exit.signal} in ${Math.round(exit.ms)} ms`).join(', ')
     t.comment(`rollout ${round}: ${result.done} requests in ${result.seconds.toFixed(1)} s, ${result.failed} failed ${JSON.stringify(result.failures)}; exits: ${exits}; rollout took ${rollout.seconds.toFixed(1)} s`)
+    if (result.failed > 0) t.comment(`nginx's first failed answers:\n${balancerFailures(cluster).join('\n')}`)
     if (guarantee === 'all') {
       t.equal(result.failed, 0, `rollout ${round}: none of ${result.done} requests failed`, { failures: result.failures })
     } else {
