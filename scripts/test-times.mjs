@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 const SHOWN = 10
 const text = readFileSync(process.argv[2] ?? 0, 'utf8')
 
-// "ok 12 - .test-build/processes/test/cli/commands.test.js # time=20260.525ms" at the top level,
+// "ok 12 - .test-build/processes/1-waiting/test/cli/commands.test.js # time=20260.525ms" at the top level,
 // the process's own subtests one level (four spaces) in; "# SKIP" lines carry no time.
 const point = /^( *)(?:not )?ok \d+ - (.*?) # time=([\d.]+)ms/
 // npm test runs the compiled tests, a process for each file of .test-build/processes/: name them
