@@ -38,13 +38,13 @@ await build({
 
 /**
  * The folders of test/ whose test files share one process each, run one after the other, rather
- * than a process each. They test in process (`app.inject`, the units of lib/) and start no
- * server, balancer or browser of their own. tap starts a process for every file it runs, and
+ * than a process each. They test the app and lib/ in process (`app.inject`, the units of lib/),
+ * and none waits long on a process it starts. tap starts a process for every file it runs, and
  * each pays for itself before its first test: tap, then the app (over 700 ES modules), each
  * module passed through the module hooks of tap's processinfo (on a thread of their own on
- * Node 20). That is about 1.8 s of CPU for a file that loads the app, often more than its
- * tests take (docs/performance.md, "The test suite"). The other files, which start processes
- * or wait on them, keep a process each and run beside these.
+ * Node 20). That is about 1.8 s of CPU for a file that loads the app, often more than its tests
+ * take (docs/performance.md, "The test suite"). The other files, which start processes or wait
+ * on them, keep a process each and run beside these.
  */
 const SHARED_PROCESSES = ['test/clients', 'test/lib', 'test/plugins', 'test/routes']
 /** Folders whose files mostly wait on what they start (Chromium, the CLI): started first, their waits overlap the rest. */

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Prints the slowest test files and subtests of a tap run, from its TAP output (a file, or
-// standard input): `npm test 2>&1 | tee tap.log; node scripts/test-times.mjs tap.log`.
+// Prints the slowest test processes (a file, or a folder whose files share one) and subtests of a
+// tap run, from its TAP output (a file, or standard input):
+// `npm test 2>&1 | tee tap.log; node scripts/test-times.mjs tap.log`.
 // .ci/run prints it after every suite, so that the next slow test is seen the day it lands.
 import { readFileSync } from 'node:fs'
 
@@ -34,5 +35,5 @@ const table = (title, rows) => {
   }
 }
 const total = files.reduce((sum, { seconds }) => sum + seconds, 0)
-table(`The ${SHOWN} slowest of ${files.length} test files (${total.toFixed(0)} s of files in all; tap runs several at a time):`, files)
+table(`The ${SHOWN} slowest of ${files.length} test processes (${total.toFixed(0)} s in all; tap runs several at a time):`, files)
 table(`The ${SHOWN} slowest subtests:`, subtests)

@@ -28,11 +28,13 @@ async function rollOut (cluster: Cluster, pauseBetweenMs: number): Promise<Rollo
   return { exits, seconds: (performance.now() - started) / 1000 }
 }
 
-/** The first of nginx's access-log lines (either format) whose status is not 200: its upstream attempts say who failed the request. */
-function balancerFailures (cluster: Cluster, shown = 8): string[] {
+/**
+ * nginx's access log, either format, from line `from` on. Behind deploy/nginx.conf each line
+ * lists the request's upstream attempts with their statuses: who failed a request, and how.
+ */
+function balancerLog (cluster: Cluster, from = 0): string[] {
   const log = ['access-shipped.log', 'access.log'].map((name) => join(cluster.directory, name)).find((path) => existsSync(path))
-  if (log === undefined) return []
-  return readFileSync(log, 'utf8').split('\n').filter((line) => /" (?!200 )\d{3} /.test(line)).slice(0, shown)
+  return log === undefined ? [] : readFileSync(log, 'utf8').split('\n').filter(Boolean).slice(from)
 }
 
 /**
@@ -42,6 +44,7 @@ function balancerFailures (cluster: Cluster, shown = 8): string[] {
  */
 export async function rollingRestarts (t: Test, cluster: Cluster, users: Array<{ username: string, password: string }>, pauseBetweenMs: number, guarantee: Guarantee = 'all', rollouts = ROLLOUTS): Promise<void> {
   for (let round = 1; round <= rollouts; round++) {
+    const logFrom = balancerLog(cluster).length
     const load = await startLoad(cluster, users)
     await sleep(1000)
     const rollout = await rollOut(cluster, pauseBetweenMs)
@@ -49,7 +52,10 @@ export async function rollingRestarts (t: Test, cluster: Cluster, users: Array<{
     const result = await load.stop()
     const exits = rollout.exits.map((exit) => `${exit.code ?? exit.signal} in ${Math.round(exit.ms)} ms`).join(', ')
     t.comment(`rollout ${round}: ${result.done} requests in ${result.seconds.toFixed(1)} s, ${result.failed} failed ${JSON.stringify(result.failures)}; exits: ${exits}; rollout took ${rollout.seconds.toFixed(1)} s`)
-    if (result.failed > 0) t.comment(`nginx's first failed answers:\n${balancerFailures(cluster).join('\n')}`)
+    if (result.failed > 0) {
+      const failedAnswers = balancerLog(cluster, logFrom).filter((line) => /" (?!200 )\d{3} /.test(line))
+      t.comment(`rollout ${round}, nginx's first failed answers:\n${failedAnswers.slice(0, 8).join('\n')}`)
+    }
     if (guarantee === 'all') {
       t.equal(result.failed, 0, `rollout ${round}: none of ${result.done} requests failed`, { failures: result.failures })
     } else {
