@@ -34,7 +34,25 @@ async function rollOut (cluster: Cluster, pauseBetweenMs: number): Promise<Rollo
  */
 function balancerLog (cluster: Cluster, from = 0): string[] {
   const log = ['access-shipped.log', 'access.log'].map((name) => join(cluster.directory, name)).find((path) => existsSync(path))
-  return log === undefined ? [] : readFileSync(log, 'utf8').split('\n').filter(Boolean).slice(from)
+  return log === undefined ? [] : linesOf(log, from)
+}
+
+/** The lines of a file from line `from` on (none if it does not exist yet). */
+function linesOf (path: string, from = 0): string[] {
+  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).slice(from) : []
+}
+
+/** The requests each replica refused with a reason of its own ("Overloaded", a dependency away), counted by reason. */
+function replicaRefusals (cluster: Cluster, from: number[]): string {
+  return cluster.replicas.map((replica, index) => {
+    const reasons: Record<string, number> = {}
+    for (const line of linesOf(replica.logFile, from[index])) {
+      if (!line.includes('"request not served"')) continue
+      const reason = (JSON.parse(line) as { reason?: unknown }).reason
+      reasons[String(reason)] = (reasons[String(reason)] ?? 0) + 1
+    }
+    return `replica ${replica.index}: ${JSON.stringify(reasons)}`
+  }).join('; ')
 }
 
 /**
@@ -45,6 +63,7 @@ function balancerLog (cluster: Cluster, from = 0): string[] {
 export async function rollingRestarts (t: Test, cluster: Cluster, users: Array<{ username: string, password: string }>, pauseBetweenMs: number, guarantee: Guarantee = 'all', rollouts = ROLLOUTS): Promise<void> {
   for (let round = 1; round <= rollouts; round++) {
     const logFrom = balancerLog(cluster).length
+    const replicaLogsFrom = cluster.replicas.map((replica) => linesOf(replica.logFile).length)
     const load = await startLoad(cluster, users)
     await sleep(1000)
     const rollout = await rollOut(cluster, pauseBetweenMs)
@@ -55,6 +74,7 @@ export async function rollingRestarts (t: Test, cluster: Cluster, users: Array<{
     if (result.failed > 0) {
       const failedAnswers = balancerLog(cluster, logFrom).filter((line) => /" (?!200 )\d{3} /.test(line))
       t.comment(`rollout ${round}, nginx's first failed answers:\n${failedAnswers.slice(0, 8).join('\n')}`)
+      t.comment(`rollout ${round}, requests the replicas refused themselves: ${replicaRefusals(cluster, replicaLogsFrom)}`)
     }
     if (guarantee === 'all') {
       t.equal(result.failed, 0, `rollout ${round}: none of ${result.done} requests failed`, { failures: result.failures })
