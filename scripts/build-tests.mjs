@@ -40,7 +40,7 @@ await build({
  * The folders of test/ whose test files share one process each, run one after the other, rather
  * than a process each. They test the app and lib/ in process (`app.inject`, the units of lib/),
  * and none waits long on a process it starts. tap starts a process for every file it runs, and
- * each pays for itself before its first test: tap, then the app (over 700 ES modules), each
+ * each pays for itself before its first test: tap and the app (over 700 ES modules in all), each
  * module passed through the module hooks of tap's processinfo (on a thread of their own on
  * Node 20). That is about 1.8 s of CPU for a file that loads the app, often more than its tests
  * take (docs/performance.md, "The test suite"). The other files, which start processes or wait
