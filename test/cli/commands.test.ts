@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, readdirSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -7,18 +6,12 @@ import t, { type Test } from 'tap'
 import { addUser, build, login, testConfig, TEST_JWT_SECRET } from '../helper.js'
 import { sessionIdOf } from '../forge.js'
 import { postgresDatabase, postgresSkip } from '../postgres.js'
+import { type CliResult, runMeridian } from '../meridian.js'
 import { cliPath } from '../repository.js'
 
-/** Runs the built CLI without blocking this process, whose event loop serves the app under test. */
-async function meridian (args: string[], env: Record<string, string>, input = '', cwd?: string) {
-  const child = spawn(process.execPath, [cliPath, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, cwd, timeout: 60_000 })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  child.stdin.end(input)
-  const [status] = await once(child, 'close') as [number | null]
-  return { status, stdout, stderr }
+/** The built CLI with `env` and the PATH, killed after a minute. */
+async function meridian (args: string[], env: Record<string, string>, input = '', cwd?: string): Promise<CliResult> {
+  return await runMeridian(args, { PATH: process.env.PATH ?? '', ...env }, input, { cwd, timeoutMs: 60_000 })
 }
 
 t.before(() => {
@@ -31,7 +24,7 @@ t.test('user add, passwd and remove work on the database of a running app', asyn
   const loginAs = async (password: string) => await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'cli-user', password } })
 
   const added = await meridian(['user', 'add', '--username', 'cli-user', '--name', 'Cli User', '--birthdate', '1980-05-05', '--gender', 'female', '--short-desc', 'Made by the CLI'], env, 'first-password\n')
-  t.equal(added.status, 0, added.stderr)
+  t.equal(added.code, 0, added.stderr)
   t.match(added.stdout, /added user cli-user with id \d+/)
   const loggedIn = await loginAs('first-password')
   t.equal(loggedIn.statusCode, 200, 'the server sees the new user at once')
@@ -42,23 +35,23 @@ t.test('user add, passwd and remove work on the database of a running app', asyn
   t.match(page.data[0], { name: 'Cli User', birthdate: '1980-05-05', gender: 'female', short_desc: 'Made by the CLI' })
 
   const duplicate = await meridian(['user', 'add', '--username', 'cli-user'], env, 'x\n')
-  t.equal(duplicate.status, 1)
+  t.equal(duplicate.code, 1)
   t.match(duplicate.stderr, 'already exists')
 
   const changed = await meridian(['user', 'passwd', 'cli-user'], env, 'second-password\n')
-  t.equal(changed.status, 0, changed.stderr)
+  t.equal(changed.code, 0, changed.stderr)
   t.equal((await loginAs('first-password')).statusCode, 403, 'the old password is refused')
   t.equal((await app.inject({ url: `/api/user/list?access_token=${token}` })).statusCode, 403, 'earlier tokens are revoked')
   const second = (await loginAs('second-password')).json().access_token as string
   t.equal((await app.inject({ url: `/api/user/list?access_token=${second}` })).statusCode, 200, 'a token used once, so the caches hold it when it is revoked')
 
   const removed = await meridian(['user', 'remove', 'cli-user'], env)
-  t.equal(removed.status, 0, removed.stderr)
+  t.equal(removed.code, 0, removed.stderr)
   t.equal((await app.inject({ url: `/api/user/list?access_token=${second}` })).statusCode, 403, 'a removed user\'s token is refused')
   t.equal((await loginAs('second-password')).statusCode, 403)
 
-  t.equal((await meridian(['user', 'remove', 'cli-user'], env)).status, 1, 'removing an unknown user fails')
-  t.equal((await meridian(['user', 'passwd', 'nobody'], env, 'x')).status, 1, 'passwd of an unknown user fails')
+  t.equal((await meridian(['user', 'remove', 'cli-user'], env)).code, 1, 'removing an unknown user fails')
+  t.equal((await meridian(['user', 'passwd', 'nobody'], env, 'x')).code, 1, 'passwd of an unknown user fails')
 })
 
 /** `user sessions` and `user logout` on a running app's database: listed without a token, ended at once. */
@@ -67,13 +60,14 @@ async function sessionsFromTheCli (t: Test, env: Record<string, string>) {
   const cliEnv = { JWT_SECRET: TEST_JWT_SECRET, DATABASE_URL: env.DATABASE_URL ?? `sqlite:${app.store.sqliteFile as string}` }
   await addUser(app, { username: 'ada', password: 'ada-password' })
   await addUser(app, { username: 'grace', password: 'grace-password' })
-  t.same(await meridian(['user', 'sessions', 'ada'], cliEnv), { status: 0, stdout: 'ada has no open sessions\n', stderr: '' })
+  const none = await meridian(['user', 'sessions', 'ada'], cliEnv)
+  t.same([none.code, none.stdout, none.stderr], [0, 'ada has no open sessions\n', ''])
   const before = Date.now()
   const sessions = [await login(app, 'ada', 'ada-password'), await login(app, 'ada', 'ada-password')]
   const graces = await login(app, 'grace', 'grace-password')
 
   const listed = await meridian(['user', 'sessions', 'ada'], cliEnv)
-  t.equal(listed.status, 0, listed.stderr)
+  t.equal(listed.code, 0, listed.stderr)
   const [heading, ...rows] = listed.stdout.trim().split('\n')
   t.match(heading, /^started\s+last used\s+expires$/)
   t.equal(rows.length, 2, 'one line per open session')
@@ -86,7 +80,7 @@ async function sessionsFromTheCli (t: Test, env: Record<string, string>) {
   t.notOk(secrets.some((secret) => listed.stdout.includes(secret)), 'no token and no session id is shown')
 
   const ended = await meridian(['user', 'logout', 'ada'], cliEnv)
-  t.same([ended.status, ended.stdout], [0, 'ended 2 sessions of ada; their tokens no longer work\n'], ended.stderr)
+  t.same([ended.code, ended.stdout], [0, 'ended 2 sessions of ada; their tokens no longer work\n'], ended.stderr)
   for (const pair of sessions) {
     t.equal((await app.inject({ url: `/api/user/list?access_token=${pair.access_token}` })).statusCode, 403, 'the running app refuses the access tokens at once')
     t.equal((await app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: pair.refresh_token } })).statusCode, 400, 'and the refresh tokens')
@@ -97,7 +91,7 @@ async function sessionsFromTheCli (t: Test, env: Record<string, string>) {
   t.equal((await meridian(['user', 'logout', 'grace'], cliEnv)).stdout, 'grace has no open sessions\n')
   for (const command of ['logout', 'sessions']) {
     const unknown = await meridian(['user', command, 'nobody'], cliEnv)
-    t.same([unknown.status, unknown.stderr], [1, 'meridian: no user named nobody\n'], `${command} of an unknown user`)
+    t.same([unknown.code, unknown.stderr], [1, 'meridian: no user named nobody\n'], `${command} of an unknown user`)
   }
 }
 
@@ -118,7 +112,7 @@ t.test('user add refuses bad input with one line and exit code 1', async (t) => 
   ]
   for (const [args, input, mention] of cases) {
     const result = await meridian(args, env, input)
-    t.equal(result.status, 1, args.join(' '))
+    t.equal(result.code, 1, args.join(' '))
     t.match(result.stderr, mention)
     t.equal(result.stderr.trim().split('\n').length, 1, 'one line')
   }
@@ -127,17 +121,17 @@ t.test('user add refuses bad input with one line and exit code 1', async (t) => 
 t.test('migrate is idempotent', async (t) => {
   const env = { DATABASE_URL: testConfig(t).DATABASE_URL }
   const first = await meridian(['migrate'], env)
-  t.equal(first.status, 0, first.stderr)
+  t.equal(first.code, 0, first.stderr)
   t.equal(first.stdout, 'applied 0001_users, 0002_user_stats, 0003_user_counters, 0004_sessions\n', 'the first run says what it applied')
   const second = await meridian(['migrate'], env)
-  t.equal(second.status, 0)
+  t.equal(second.code, 0)
   t.match(second.stdout, 'up to date')
 })
 
 t.test('openapi prints the document without listening or touching a database', async (t) => {
   const directory = t.testdir()
   const result = await meridian(['openapi'], {}, '', directory)
-  t.equal(result.status, 0, result.stderr)
+  t.equal(result.code, 0, result.stderr)
   const document = JSON.parse(result.stdout)
   t.match(document.openapi, /^3\./)
   t.ok(document.paths['/api/user/list'])
@@ -146,13 +140,13 @@ t.test('openapi prints the document without listening or touching a database', a
 
 t.test('unknown commands and bad configuration fail clearly', async (t) => {
   const unknown = await meridian(['frobnicate'], {})
-  t.equal(unknown.status, 1)
+  t.equal(unknown.code, 1)
   t.match(unknown.stderr, 'Usage: meridian')
   const help = await meridian(['--help'], {})
-  t.equal(help.status, 0)
+  t.equal(help.code, 0)
   t.match(help.stdout, 'user add --username U')
   const badPort = await meridian(['serve'], { PORT: 'eighty', DATABASE_URL: `sqlite:${join(t.testdir(), 'x.db')}` })
-  t.equal(badPort.status, 1)
+  t.equal(badPort.code, 1)
   t.match(badPort.stderr, /^meridian: Invalid configuration: PORT/)
   t.equal(badPort.stderr.trim().split('\n').length, 1, 'one line')
 })
@@ -164,7 +158,7 @@ t.test('serve started while PostgreSQL is away exits 1 with one line (docs/decis
   nothingListens.close()
   await once(nothingListens, 'close')
   const result = await meridian(['serve'], { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/postgres`, JWT_SECRET: TEST_JWT_SECRET, PORT: '0' })
-  t.equal(result.status, 1)
+  t.equal(result.code, 1)
   t.equal(result.stderr, `meridian: connect ECONNREFUSED 127.0.0.1:${port}\n`)
 })
 
@@ -173,7 +167,7 @@ async function seedIntoRunningApp (t: Test, env: Record<string, string>) {
   const app = await build(t, env)
   const cliEnv = { JWT_SECRET: TEST_JWT_SECRET, DATABASE_URL: env.DATABASE_URL ?? `sqlite:${app.store.sqliteFile as string}` }
   const seeded = await meridian(['user', 'seed', '--count', '9001'], cliEnv, 'seeded-password\n')
-  t.equal(seeded.status, 0, seeded.stderr)
+  t.equal(seeded.code, 0, seeded.stderr)
   const [, run] = /added 9001 users named seed-([0-9a-f]+)-0 to seed-\1-9000/.exec(seeded.stdout) ?? []
   t.ok(run, seeded.stdout)
   t.match(seeded.stderr, /seeded 9001 of 9001 users/, 'progress on standard error')
@@ -189,14 +183,14 @@ async function seedIntoRunningApp (t: Test, env: Record<string, string>) {
   t.ok(users.every((user) => /^\S+ \S/.test(user.name) && user.age >= 18 && user.age <= 88 && user.short_desc.length > 10), 'plausible names, ages and descriptions')
   t.ok(new Set(users.map((user) => user.name)).size > 50, 'varied names')
   const again = await meridian(['user', 'seed', '--count', '10'], cliEnv, 'other\n')
-  t.equal(again.status, 0, 'a second run never clashes with the first')
+  t.equal(again.code, 0, 'a second run never clashes with the first')
   t.equal(await app.store.count(), 9011)
 
   // The server caches pages, the ids every 500 positions and the count: a change by the CLI shows at once.
   const lastPage = async () => (await app.inject({ url: `/api/user/list?access_token=${token}&page=91&per_page=100` })).json()
   const before = await lastPage()
   t.same(before.meta, { count_total: 9011, count_loaded: 11, current_page: 91, total_pages: 91 }, 'users added by the CLI are counted at once')
-  t.equal((await meridian(['user', 'remove', `seed-${run as string}-0`], cliEnv)).status, 0)
+  t.equal((await meridian(['user', 'remove', `seed-${run as string}-0`], cliEnv)).code, 0)
   const after = await lastPage()
   t.same(after.meta, { count_total: 9010, count_loaded: 10, current_page: 91, total_pages: 91 }, 'a user removed by the CLI at once')
   t.same(after.data.map((user: { id: string }) => user.id), before.data.slice(1).map((user: { id: string }) => user.id),
@@ -213,7 +207,7 @@ t.test('a PostgreSQL that refuses DATABASE_URL (unknown role or database) is one
     if (user !== undefined) url.username = user
     for (const command of ['serve', 'migrate']) {
       const result = await meridian([command], { DATABASE_URL: url.toString(), JWT_SECRET: TEST_JWT_SECRET, PORT: '0' })
-      t.equal(result.status, 1, `${command}: exit code 1`)
+      t.equal(result.code, 1, `${command}: exit code 1`)
       t.equal(result.stderr, `meridian: PostgreSQL: ${what}\n`, `${command}: one line naming what PostgreSQL refused`)
     }
   }

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import t from 'tap'
 import pg from 'pg'
 import { postgresDatabase, postgresSkip } from '../postgres.js'
-import { clusterTestSkip, freePort, Replica, runMeridian } from './harness.js'
+import { runMeridian } from '../meridian.js'
+import { clusterTestSkip, freePort, Replica } from './harness.js'
 
 /** Part of the cluster group (processes racing on one database), and it needs PostgreSQL. */
 const skip = clusterTestSkip !== false ? clusterTestSkip : postgresSkip

@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { clusterTestSkip, startCluster, type Cluster } from './harness.js'
+import { balancerLog, clusterTestSkip, startCluster } from './harness.js'
 import { describeLoad, killAfterRestart, pastBenchMs, READY_TIMEOUT_MS, untilBalancerServes } from './faults.js'
 import { addLoadUsers, startLoad } from './load.js'
 import { assertNoTokensInLogs } from './log-secrets.js'
@@ -14,11 +12,6 @@ import { assertNoTokensInLogs } from './log-secrets.js'
  */
 /** deploy/nginx.conf's `fail_timeout`: nginx benches a replica this long (and up to 1 s more) after one failed attempt. */
 const DEPLOY_FAIL_TIMEOUT_MS = 2000
-
-/** The lines of nginx's shipped-format access log (with `upstream=`), from line `from` on. */
-function upstreamLogLines (cluster: Cluster, from = 0): string[] {
-  return readFileSync(join(cluster.directory, 'access-shipped.log'), 'utf8').split('\n').filter(Boolean).slice(from)
-}
 
 t.test('a replica killed with SIGKILL under load behind deploy/nginx.conf', { skip: clusterTestSkip }, async (t) => {
   const cluster = await startCluster(t, { network: '127.0.21', env: { LOG_LEVEL: 'warn' }, readyTimeoutMs: READY_TIMEOUT_MS })
@@ -33,7 +26,7 @@ t.test('a replica killed with SIGKILL under load behind deploy/nginx.conf', { sk
     t.same([exit.code, exit.signal], [null, 'SIGKILL'], 'replica 1 was killed, not stopped')
     await sleep(3000)
     await cluster.startReplica(killed.index)
-    const restartedAt = upstreamLogLines(cluster).length
+    const restartedAt = balancerLog(cluster).length
     // Past its bench, so nginx has tried it again.
     await sleep(DEPLOY_FAIL_TIMEOUT_MS + 2000)
     const result = await load.stop()
@@ -41,8 +34,8 @@ t.test('a replica killed with SIGKILL under load behind deploy/nginx.conf', { sk
     t.equal(result.failed, 0, `none of ${result.done} requests failed`, { failures: result.failures })
 
     const address = `upstream=${killed.endpoint.host}:${killed.endpoint.port}`
-    const servedByRestarted = upstreamLogLines(cluster, restartedAt).filter((line) => line.endsWith(address) || line.includes(`${address} `)).length
-    t.comment(`after its restart, replica 1 answered ${servedByRestarted} of ${upstreamLogLines(cluster, restartedAt).length} requests through nginx`)
+    const servedByRestarted = balancerLog(cluster, restartedAt).filter((line) => line.endsWith(address) || line.includes(`${address} `)).length
+    t.comment(`after its restart, replica 1 answered ${servedByRestarted} of ${balancerLog(cluster, restartedAt).length} requests through nginx`)
     t.ok(servedByRestarted > 0, 'the restarted replica takes traffic through nginx again')
     t.equal((await cluster.requestReplica(killed.index, '/health/ready')).status, 200, 'and answers ready itself')
   })

@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { onExit } from 'signal-exit'
 import type { Test } from 'tap'
+import { type CliResult, runMeridian } from '../meridian.js'
 import { createPostgresDatabase } from '../postgres.js'
 import { cliPath, repositoryRoot } from '../repository.js'
 import { switchSkip } from '../requirements.js'
@@ -118,8 +119,6 @@ export interface RequestOptions {
 
 export interface Exit { code: number | null, signal: NodeJS.Signals | null, /** from the signal to the exit */ ms: number }
 
-export interface CliResult { code: number | null, stdout: string, stderr: string, ms: number }
-
 /** Sends one request and reads the whole answer. Rejects on a network error or the timeout. */
 export async function httpRequest (target: Endpoint, path: string, options: RequestOptions = {}): Promise<HttpAnswer> {
   const headers: Record<string, string> = { ...options.headers }
@@ -165,24 +164,23 @@ export async function httpRequest (target: Endpoint, path: string, options: Requ
   })
 }
 
-/** `node dist/cli.js …args` with exactly `env`, `input` on stdin; `children` holds it while it runs. */
-export async function runMeridian (args: string[], env: Record<string, string>, input = '', children?: Set<ChildProcess>): Promise<CliResult> {
-  const started = performance.now()
-  const child = spawn(process.execPath, [cliPath, ...args], { env })
-  children?.add(child)
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  child.stdin.end(input)
-  const [code] = await once(child, 'close') as [number | null]
-  children?.delete(child)
-  return { code, stdout, stderr, ms: performance.now() - started }
-}
-
 /** Starts a Node script that outlives this process (for clean-up as it exits). */
 function runNodeDetached (script: string, args: string[]): void {
   spawn(process.execPath, ['-e', script, ...args], { cwd: repositoryRoot, detached: true, stdio: 'ignore' }).unref()
+}
+
+/** The lines of a file from line `from` on (none while it does not exist). */
+export function linesOf (path: string, from = 0): string[] {
+  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).slice(from) : []
+}
+
+/**
+ * nginx's access log from line `from` on: in the shipped format behind deploy/nginx.conf, each
+ * line listing the request's upstream attempts with their statuses; in the harness's otherwise.
+ */
+export function balancerLog (cluster: Cluster, from = 0): string[] {
+  const shipped = join(cluster.directory, 'access-shipped.log')
+  return linesOf(existsSync(shipped) ? shipped : join(cluster.directory, 'access.log'), from)
 }
 
 /** A port nothing listens on at `host` right now. */
@@ -471,7 +469,7 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
   cleanups.push(() => { agent.destroy() })
 
   const cli = async (args: string[], input = '') =>
-    await runMeridian(args, { ...sharedEnv, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl }, input, children)
+    await runMeridian(args, { ...sharedEnv, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl }, input, { children })
 
   const migrated = await cli(['migrate'])
   if (migrated.code !== 0) throw new Error(`meridian migrate failed: ${migrated.stderr}`)

@@ -1,8 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
-import type { Cluster, Exit } from './harness.js'
+import { balancerLog, linesOf, type Cluster, type Exit } from './harness.js'
 import { startLoad } from './load.js'
 
 /** Rolling restarts a test runs; once proves "none lost" with tens of thousands of requests. */
@@ -26,20 +24,6 @@ async function rollOut (cluster: Cluster, pauseBetweenMs: number): Promise<Rollo
     await cluster.startReplica(replica.index)
   }
   return { exits, seconds: (performance.now() - started) / 1000 }
-}
-
-/**
- * nginx's access log, either format, from line `from` on. Behind deploy/nginx.conf each line
- * lists the request's upstream attempts with their statuses: who failed a request, and how.
- */
-function balancerLog (cluster: Cluster, from = 0): string[] {
-  const log = ['access-shipped.log', 'access.log'].map((name) => join(cluster.directory, name)).find((path) => existsSync(path))
-  return log === undefined ? [] : linesOf(log, from)
-}
-
-/** The lines of a file from line `from` on (none if it does not exist yet). */
-function linesOf (path: string, from = 0): string[] {
-  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).slice(from) : []
 }
 
 /** The requests each replica refused with a reason of its own ("Overloaded", a dependency away), counted by reason. */
