@@ -12,6 +12,7 @@ import activity from './plugins/activity.js'
 import directory from './plugins/directory.js'
 import drain from './plugins/drain.js'
 import errors, { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
+import fairShare from './plugins/fair-share.js'
 import health from './plugins/health.js'
 import loginThrottle, { type LoginThrottleOptions } from './plugins/login-throttle.js'
 import markdownRenderer, { type MarkdownRendererOptions } from './plugins/markdown-renderer.js'
@@ -35,6 +36,8 @@ export interface BuildOptions {
   logStream?: NodeJS.WritableStream
   /** Throttle limits other than the defaults, for tests. */
   loginThrottle?: Omit<LoginThrottleOptions, 'redisUrl'>
+  /** How often fair-share counts are synced through Redis, for tests. */
+  fairShare?: { syncIntervalMs?: number }
   /** Render threads and their bounds other than the defaults, for tests. */
   markdownRenderer?: MarkdownRendererOptions
   /**
@@ -112,6 +115,17 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(activity)
   await app.register(loginThrottle, { ...options.loginThrottle, ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {}) })
   await app.register(markdownRenderer, options.markdownRenderer ?? {})
+  // Before the routes: it limits each route that names `fairShare` in its config as it is added.
+  await app.register(fairShare, {
+    windowSeconds: config.RATE_LIMIT_WINDOW,
+    requestsPerWindow: config.RATE_LIMIT_REQUESTS,
+    markdownBytesPerWindow: config.RATE_LIMIT_MARKDOWN_BYTES,
+    markdownRendersAtOnce: config.RATE_LIMIT_MARKDOWN_RENDERS,
+    exempt: config.RATE_LIMIT_EXEMPT,
+    bodyLimit: config.BODY_LIMIT,
+    ...options.fairShare,
+    ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {})
+  })
   await app.register(metrics)
   await app.register(openapi, { version: packageInfo.version })
   await app.register(health)

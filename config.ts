@@ -23,6 +23,18 @@ export const ConfigSchema = Type.Object({
   BODY_LIMIT: Type.Integer({ minimum: 1, default: 1048576 }),
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  /**
+   * Fair share (plugins/fair-share.ts): what each client, keyed by its address, may use of the API
+   * routes in a sliding window of RATE_LIMIT_WINDOW seconds; docs/decisions.md says why these.
+   */
+  RATE_LIMIT_WINDOW: Type.Integer({ minimum: 1, maximum: 86400, default: 60 }),
+  RATE_LIMIT_REQUESTS: Type.Integer({ minimum: 1, default: 1200 }),
+  /** Bytes of Markdown documents (their declared Content-Length) per window; at least BODY_LIMIT, 4 × BODY_LIMIT by default. */
+  RATE_LIMIT_MARKDOWN_BYTES: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** Markdown documents large enough for a render thread that one client may have rendering at once, per replica. */
+  RATE_LIMIT_MARKDOWN_RENDERS: Type.Integer({ minimum: 1, default: 1 }),
+  /** Comma-separated addresses or CIDR ranges the fair-share limits never apply to (not the login throttle). */
+  RATE_LIMIT_EXEMPT: Type.String({ default: '' }),
   /** Port of the Prometheus metrics listener; unset, no metrics are served. */
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   /** Address of the metrics listener; HOST by default. */
@@ -63,10 +75,15 @@ export function isTracingOn (env: Pick<Env, Extract<keyof Env, `OTEL_${string}`>
 }
 
 /** Configuration after the start-up has resolved what the environment may leave out. */
-export type Config = Omit<Env, 'JWT_SECRET' | 'JWT_PREVIOUS_SECRETS'> & {
+export type Config = Omit<Env, 'JWT_SECRET' | 'JWT_PREVIOUS_SECRETS' | 'RATE_LIMIT_EXEMPT' | 'RATE_LIMIT_MARKDOWN_BYTES'> & {
   JWT_SECRET: string
   JWT_PREVIOUS_SECRETS: string[]
+  RATE_LIMIT_EXEMPT: string[]
+  RATE_LIMIT_MARKDOWN_BYTES: number
 }
+
+/** Markdown bytes a client may send per window, unless RATE_LIMIT_MARKDOWN_BYTES says: four documents of the largest size. */
+const DEFAULT_MARKDOWN_DOCUMENTS_PER_WINDOW = 4
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -89,6 +106,11 @@ export function readEnv (source: NodeJS.ProcessEnv = process.env): Env {
   trustProxyOption(env.TRUST_PROXY) // throws a ConfigError naming TRUST_PROXY for a value Fastify could not use
   if (!env.DATABASE_URL.startsWith('sqlite:') && !isPostgresUrl(env.DATABASE_URL)) {
     throw new ConfigError('Invalid configuration: DATABASE_URL is not a valid postgres:// URL')
+  }
+  rateLimitExemptions(env) // throws a ConfigError naming RATE_LIMIT_EXEMPT for an entry that is no address or range
+  if (env.RATE_LIMIT_MARKDOWN_BYTES !== undefined && env.RATE_LIMIT_MARKDOWN_BYTES < env.BODY_LIMIT) {
+    // Otherwise a document of the largest size the service takes could never be rendered.
+    throw new ConfigError('Invalid configuration: RATE_LIMIT_MARKDOWN_BYTES must be at least BODY_LIMIT')
   }
   return env
 }
@@ -142,6 +164,15 @@ export function previousSecrets (env: Env): string[] {
   return secrets
 }
 
+/** RATE_LIMIT_EXEMPT's addresses and CIDR ranges; a ConfigError for anything else. */
+export function rateLimitExemptions (env: Pick<Env, 'RATE_LIMIT_EXEMPT'>): string[] {
+  const entries = env.RATE_LIMIT_EXEMPT.split(',').map((entry) => entry.trim()).filter(Boolean)
+  if (!entries.every(isAddressOrRange)) {
+    throw new ConfigError('Invalid configuration: RATE_LIMIT_EXEMPT must be comma-separated IP addresses or CIDR ranges')
+  }
+  return entries
+}
+
 /**
  * Fastify's `trustProxy` from TRUST_PROXY: a hop count, `true`, or addresses/CIDRs; a
  * ConfigError for anything else.
@@ -189,5 +220,7 @@ export function loadConfig (source: NodeJS.ProcessEnv = process.env): Config {
     }
     secret = readOrCreateSecret(embeddedSecretFile(sqliteFile))
   }
-  return { ...env, JWT_SECRET: secret, JWT_PREVIOUS_SECRETS: previousSecrets(env) }
+  return { ...env, JWT_SECRET: secret, JWT_PREVIOUS_SECRETS: previousSecrets(env), RATE_LIMIT_EXEMPT: rateLimitExemptions(env),
+    RATE_LIMIT_MARKDOWN_BYTES: env.RATE_LIMIT_MARKDOWN_BYTES ?? DEFAULT_MARKDOWN_DOCUMENTS_PER_WINDOW * env.BODY_LIMIT
+  }
 }

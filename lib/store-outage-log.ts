@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 
 /**
- * Says that the throttle's store is away without a line per failure: a replica sees one failure
- * per login and per reconnection attempt. The first failure is logged at once, then at most one
+ * Says that a store (the login throttle's, the fair-share counts') is away without a line per
+ * failure: a replica sees one failure per login, sync or reconnection attempt. The first failure is logged at once, then at most one
  * line per interval with the failures seen since the last line, and one line when it is back.
  */
 export class StoreOutageLog {
@@ -13,7 +13,9 @@ export class StoreOutageLog {
   constructor (
     private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
     private readonly intervalMs = 10_000,
-    private readonly now: () => number = Date.now
+    private readonly now: () => number = Date.now,
+    /** What the lines call the store. */
+    private readonly store = 'login throttle store'
   ) {}
 
   failed (error: unknown): void {
@@ -21,13 +23,13 @@ export class StoreOutageLog {
     const time = this.now()
     if (this.outage !== undefined && time - this.outage.lastLineAt < this.intervalMs) return
     this.outage = { startedAt: this.outage?.startedAt ?? time, lastLineAt: time }
-    this.log.warn({ err: error, failuresSinceLastLine: this.failuresSinceLastLine }, 'login throttle store unavailable')
+    this.log.warn({ err: error, failuresSinceLastLine: this.failuresSinceLastLine }, `${this.store} unavailable`)
     this.failuresSinceLastLine = 0
   }
 
   answered (): void {
     if (this.outage === undefined) return
-    this.log.info({ failuresSinceLastLine: this.failuresSinceLastLine, unavailableForMs: this.now() - this.outage.startedAt }, 'login throttle store available again')
+    this.log.info({ failuresSinceLastLine: this.failuresSinceLastLine, unavailableForMs: this.now() - this.outage.startedAt }, `${this.store} available again`)
     this.outage = undefined
     this.failuresSinceLastLine = 0
   }

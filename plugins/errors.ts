@@ -17,7 +17,7 @@ export class HttpError extends Error {
   }
 }
 
-function errorBody (code: number, message: string): ErrorBody {
+export function errorBody (code: number, message: string): ErrorBody {
   return { error: { code, message } }
 }
 

@@ -1,11 +1,10 @@
-import { createRequire } from 'node:module'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Redis } from 'ioredis'
 import { HttpError } from './errors.js'
+import { connectRedis } from './redis-connection.js'
 import { StoreOutageLog } from '../lib/store-outage-log.js'
 import {
-  type AttemptId, type FailureCounter, isStoreRefusal, MemoryFailureCounter, newAttemptId, RedisFailureCounter, redisCounterClientOptions
+  type AttemptId, type FailureCounter, isStoreRefusal, MemoryFailureCounter, newAttemptId, RedisFailureCounter
 } from '../lib/failure-counter.js'
 
 export interface LoginThrottleOptions {
@@ -50,16 +49,6 @@ export const loginThrottleDefaults = {
 const usernameKey = (username: string) => `user:${username.toLowerCase()}`
 const addressKey = (request: FastifyRequest) => `addr:${request.ip}`
 
-async function connectRedis (url: string, outageLog: StoreOutageLog): Promise<Redis> {
-  // Loaded only when configured: a replica without Redis does not carry the client (~15 MB).
-  // Required, not imported: OpenTelemetry's ioredis instrumentation (lib/tracing.ts) sees require.
-  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis')
-  const redis = new Redis(url, redisCounterClientOptions)
-  redis.on('error', (error) => { outageLog.failed(error) })
-  redis.on('ready', () => { outageLog.answered() })
-  return redis
-}
-
 /**
  * Throttles failed logins, not logins: @fastify/rate-limit counts every request, while a
  * password-guessing defence must count failures per username and per client address (the
@@ -73,7 +62,7 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
   const windowMs = limits.windowSeconds * 1000
   const outageLog = new StoreOutageLog(fastify.log)
   const counter: FailureCounter = options.redisUrl !== undefined
-    ? new RedisFailureCounter(await connectRedis(options.redisUrl, outageLog), windowMs)
+    ? new RedisFailureCounter(connectRedis(options.redisUrl, outageLog), windowMs)
     : new MemoryFailureCounter(windowMs)
   fastify.addHook('onClose', async () => { await counter.close() })
   const attemptOf = new WeakMap<FastifyRequest, AttemptId>()

@@ -61,7 +61,7 @@ function growthOfCounts (): (name: string, total: number) => number {
 /**
  * Prometheus metrics of this app, in a registry of its own: requests by route pattern, method and
  * status, with their latency; Node's defaults, event-loop delay included; the Markdown render
- * queue; the database pool; logins the throttle refused because its store failed; sessions started
+ * queue; the database pool; logins the throttle refused because its store failed; fair-share refusals; sessions started
  * and ended, by cause (plugins/health.ts adds readiness). No route serves them: `listenForMetrics`
  * does, on a port of its own that the balancer never forwards to.
  */
@@ -97,6 +97,15 @@ export default fp(async function metrics (fastify: FastifyInstance) {
     collect () { this.inc(grown('throttle refusals', fastify.loginThrottle.refusedForStoreFailure)) }
   })
   new Counter({
+    name: 'meridian_fair_share_refusals_total',
+    help: 'Requests refused with 429 because their client was past its fair share, by route and by the policy that refused',
+    labelNames: ['route', 'policy'],
+    registers: [registry],
+    collect () {
+      for (const { route, policy, count } of fastify.fairShare.refusals()) this.inc({ route, policy }, grown(`fair share: ${route} ${policy}`, count))
+    }
+  })
+  new Counter({
     name: 'meridian_sessions_started_total',
     help: 'Sessions started (successful logins)',
     registers: [registry],
@@ -127,7 +136,7 @@ export default fp(async function metrics (fastify: FastifyInstance) {
     })
   }
   fastify.decorate('metricsRegistry', registry)
-}, { name: 'metrics', dependencies: ['store', 'markdown-renderer', 'login-throttle', 'sessions'] })
+}, { name: 'metrics', dependencies: ['store', 'markdown-renderer', 'login-throttle', 'sessions', 'fair-share'] })
 
 /** Serves `GET /metrics` of `app` on an address of its own; the caller closes it. */
 export async function listenForMetrics (app: FastifyInstance, host: string, port: number): Promise<Server> {

@@ -35,6 +35,29 @@ export type ErrorBody = Static<typeof ErrorBody>
 /** The answer of an operation that has nothing to return but that it was done: health checks, logout. */
 export const Status = Type.Object({ status: Type.Literal('ok') }, { $id: 'Status', additionalProperties: false, examples: [{ status: 'ok' }] })
 
+/**
+ * The IETF draft's rate-limit header fields (draft-ietf-httpapi-ratelimit-headers), on every
+ * answer of an API route: each client's fair share (plugins/fair-share.ts).
+ */
+const rateLimitHeaders = {
+  ratelimit: Type.String({
+    description: 'What the client has left of each quota policy and the seconds until it is whole again, ' +
+      'e.g. `"requests";r=1199;t=60` (absent for an address exempt from the limits)'
+  }),
+  'ratelimit-policy': Type.String({
+    description: 'The quota policies of this operation, per client address, e.g. `"requests";q=1200;w=60` ' +
+      '(`qu="content-bytes"`: bytes of request bodies; `qu="concurrent-requests"`: requests at once)'
+  })
+}
+
+/** Options of a limited route's success schema: its answer carries the rate-limit headers. */
+export const withRateLimitHeaders = { headers: rateLimitHeaders }
+
+const retryAfterHeaders = {
+  'retry-after': Int32({ minimum: 1, description: 'Seconds to wait before trying again' }),
+  ...rateLimitHeaders
+}
+
 /** What the service answers for each error status, where a route does not say more precisely. */
 const errorMessages: Readonly<Record<number, string>> = {
   400: 'Invalid request',
@@ -58,12 +81,15 @@ export function errorResponses<const C extends readonly number[]> (
 ): { [K in C[number]]: TUnsafe<ErrorBody> } {
   return Object.fromEntries(codes.map((code: C[number]) => {
     const message = messages[code] ?? errorMessages[code] ?? 'Error'
-    return [code, ref(ErrorBody, { description: message })]
+    return [code, ref(ErrorBody, code === 429 ? { description: message, headers: retryAfterHeaders } : { description: message })]
   })) as { [K in C[number]]: TUnsafe<ErrorBody> }
 }
 
 /** The statuses any route can answer whatever its own logic: bad input, failure, overload. */
 export const commonErrors = [400, 500, 503] as const
+
+/** The statuses any API route can answer: those, and 429 past the client's fair share. */
+export const apiErrors = [...commonErrors, 429] as const
 
 export const Page = Int64({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1, description: 'Page number, from 1' })
 export const PerPage = Int32({ minimum: 1, maximum: 100, default: 20, description: 'Users per page' })

@@ -1,5 +1,6 @@
 import { once } from 'node:events'
 import { connect, createServer, type Socket } from 'node:net'
+import type { Test } from 'tap'
 
 /**
  * Resets a connection as a vanished server would. A half-closed socket is only destroyed:
@@ -98,4 +99,15 @@ export class TcpProxy {
     this.server.close()
     await once(this.server, 'close')
   }
+}
+
+/** A TCP proxy in front of `redisUrl`, closed when the test ends, and the URL through it. */
+export async function redisBehindProxy (t: Test, redisUrl: string): Promise<{ proxy: TcpProxy, url: string }> {
+  const target = new URL(redisUrl)
+  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port === '' ? 6379 : target.port) })
+  t.teardown(async () => { await proxy.close() })
+  const url = new URL(target)
+  url.hostname = '127.0.0.1'
+  url.port = String(proxy.port)
+  return { proxy, url: url.toString() }
 }

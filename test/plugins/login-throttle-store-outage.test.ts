@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { StoreOutageLog } from '../../lib/store-outage-log.js'
 import { addUser, build } from '../helper.js'
 import { redisSkip, redisUrl } from '../requirements.js'
-import { TcpProxy } from '../tcp-proxy.js'
+import { redisBehindProxy } from '../tcp-proxy.js'
 
 interface LogLine { level: number | string, msg: string, failuresSinceLastLine?: number, unavailableForMs?: number, err?: { message: string } }
 
@@ -36,17 +36,6 @@ t.test('the outage log: the first failure at once, then a line per interval with
 
 const skip = redisSkip()
 
-/** A TCP proxy in front of the test's Redis, closed when the test ends, and the URL through it. */
-async function redisBehindProxy (t: Test): Promise<{ proxy: TcpProxy, url: string }> {
-  const target = new URL(redisUrl as string)
-  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port === '' ? 6379 : target.port) })
-  t.teardown(async () => { await proxy.close() })
-  const url = new URL(target)
-  url.hostname = '127.0.0.1'
-  url.port = String(proxy.port)
-  return { proxy, url: url.toString() }
-}
-
 const loginFrom = (app: FastifyInstance, remoteAddress: string) => async (username: string, password: string) =>
   await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress, payload: { username, password } })
 
@@ -60,7 +49,7 @@ async function logsIn (login: () => Promise<{ statusCode: number }>): Promise<bo
 }
 
 t.test('a stalled Redis: the logins it refused leave no count behind, and a wrong password still counts', { skip }, async (t) => {
-  const { proxy, url } = await redisBehindProxy(t)
+  const { proxy, url } = await redisBehindProxy(t, redisUrl as string)
   const app = await build(t, { REDIS_URL: url }, { loginThrottle: { maxFailuresPerUsername: 2, maxFailuresPerAddress: 3 } })
   const [ada, bob] = [`ada-${randomBytes(4).toString('hex')}`, `bob-${randomBytes(4).toString('hex')}`]
   await addUser(app, { username: ada, password: 'right' })
@@ -84,7 +73,7 @@ t.test('a stalled Redis: the logins it refused leave no count behind, and a wron
 })
 
 t.test('Redis away: one warning, not one per failure, and a line when it is back', { skip }, async (t) => {
-  const { proxy, url } = await redisBehindProxy(t)
+  const { proxy, url } = await redisBehindProxy(t, redisUrl as string)
   const lines: LogLine[] = []
   const logStream = new PassThrough()
   logStream.on('data', (chunk: Buffer) => { for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line)) })

@@ -18,21 +18,34 @@ t.test('/openapi.json is the OpenAPI 3 document of every route', async (t) => {
   t.same(document.components.securitySchemes.accessToken, { type: 'apiKey', in: 'query', name: 'access_token', description: 'From /api/auth/login' })
   const list = document.paths['/api/user/list'].get
   t.same(list.security, [{ accessToken: [] }])
-  t.same(Object.keys(list.responses).sort(), ['200', '400', '403', '500', '503'])
+  t.same(Object.keys(list.responses).sort(), ['200', '400', '403', '429', '500', '503'])
   t.match(list.responses['403'].content['application/json'].schema.$ref, /ErrorBody/)
   const login = document.paths['/api/auth/login'].post
   t.ok(login.requestBody.content['application/x-www-form-urlencoded'], 'login documents form bodies')
   t.ok(login.requestBody.content['application/json'], 'and JSON bodies')
   t.same(Object.keys(login.responses).sort(), ['200', '400', '403', '413', '415', '429', '500', '503'], 'login documents 403 and 429')
-  t.notOk(document.paths['/api/auth/refresh'].post.responses['429'], 'only login is throttled')
   const logout = document.paths['/api/auth/logout'].post
   t.same(Object.keys(logout.requestBody.content).sort(), ['application/json', 'application/x-www-form-urlencoded'], 'logout takes what refresh takes')
   t.same(logout.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/RefreshRequest' }, 'the same schema')
-  t.same(Object.keys(logout.responses).sort(), ['200', '400', '413', '415', '500', '503'], 'logout has no 403: any token answers 200')
+  t.same(Object.keys(logout.responses).sort(), ['200', '400', '413', '415', '429', '500', '503'], 'logout has no 403: any token answers 200')
   const sun = document.paths['/api/date/suninfo'].get
   t.same(sun.parameters.map((p: { name: string }) => p.name).sort(), ['if-none-match', 'latitude', 'longitude', 'timestamp'])
   t.same(sun.parameters.find((p: { name: string }) => p.name === 'if-none-match').in, 'header')
   t.same(Object.keys(sun.responses['304']), ['description'], 'a 304 without a body')
+})
+
+t.test('every API operation declares the fair share: 429 with Retry-After, and the RateLimit headers on 200 and 429', async (t) => {
+  const app = await build(t)
+  const document = (await app.inject({ url: '/openapi.json' })).json()
+  const apiOperations = Object.entries(document.paths as Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>)
+    .filter(([path]) => path.startsWith('/api/'))
+    .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, ...operation })))
+  t.equal(apiOperations.length, 6)
+  for (const operation of apiOperations) {
+    t.same(Object.keys(operation.responses['429']?.headers ?? {}).sort(), ['ratelimit', 'ratelimit-policy', 'retry-after'], `${operation.key}: 429 with its headers`)
+    t.same(Object.keys(operation.responses['200']?.headers ?? {}).sort(), ['ratelimit', 'ratelimit-policy'], `${operation.key}: 200 with the RateLimit headers`)
+  }
+  for (const path of ['/health/live', '/health/ready']) t.notOk(document.paths[path].get.responses['429'], `${path} is not limited`)
 })
 
 t.test('operations have SDK-friendly ids, say which are public, and UNIX seconds are int64', async (t) => {

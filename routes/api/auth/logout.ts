@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { RefreshRequest } from '../../../schemas/auth.js'
-import { commonErrors, errorResponses, ref, Status } from '../../../schemas/common.js'
+import { apiErrors, errorResponses, ref, Status, withRateLimitHeaders } from '../../../schemas/common.js'
 import { InvalidTokenError, type VerifiedToken } from '../../../lib/tokens.js'
 
 const logout: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post('/api/auth/logout', {
+    config: { fairShare: 'request' },
     schema: {
       tags: ['auth'],
       operationId: 'logout',
@@ -16,7 +17,7 @@ const logout: FastifyPluginAsyncTypebox = async (fastify) => {
         'about which tokens exist.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: ref(RefreshRequest),
-      response: { 200: ref(Status), ...errorResponses([...commonErrors, 413, 415], { 400: 'refresh_token is required' }) }
+      response: { 200: ref(Status, withRateLimitHeaders), ...errorResponses([...apiErrors, 413, 415], { 400: 'refresh_token is required' }) }
     }
   }, async (request) => {
     let token: VerifiedToken

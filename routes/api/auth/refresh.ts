@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AccessTokenGrant, RefreshRequest } from '../../../schemas/auth.js'
-import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
+import { apiErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { HttpError } from '../../../plugins/errors.js'
 
 const REFRESH_TOKEN_REFUSED = 'Invalid refresh token'
 
 const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post('/api/auth/refresh', {
+    config: { fairShare: 'request' },
     schema: {
       tags: ['auth'],
       operationId: 'refreshToken',
@@ -17,7 +18,7 @@ const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
         '(logout, a password change) is refused.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: ref(RefreshRequest),
-      response: { 200: ref(AccessTokenGrant), ...errorResponses([...commonErrors, 413, 415], { 400: REFRESH_TOKEN_REFUSED }) }
+      response: { 200: ref(AccessTokenGrant, withRateLimitHeaders), ...errorResponses([...apiErrors, 413, 415], { 400: REFRESH_TOKEN_REFUSED }) }
     },
     preValidation: [
       fastify.tokenGuard('refresh',

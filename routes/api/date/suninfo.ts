@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
+import { apiErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { SunInfo, SunInfoQuery } from '../../../schemas/sun.js'
 import { sunInfoFor } from '../../../lib/sun.js'
 import { packageInfo } from '../../../lib/package-info.js'
@@ -21,6 +21,7 @@ const ANSWER_VERSION = `${packageInfo.version}+${createHash('sha256').update(JSO
 
 const suninfo: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/api/date/suninfo', {
+    config: { fairShare: 'request' },
     schema: {
       tags: ['sun'],
       operationId: 'getSunInfo',
@@ -38,9 +39,9 @@ const suninfo: FastifyPluginAsyncTypebox = async (fastify) => {
         'if-none-match': Type.Optional(Type.String({ description: 'The ETag of an answer the client holds: 304 if it is still the answer' }))
       }),
       response: {
-        200: ref(SunInfo),
+        200: ref(SunInfo, withRateLimitHeaders),
         304: Type.Null({ description: 'Not modified: the answer is the one whose ETag the client sent' }),
-        ...errorResponses(commonErrors, { 400: 'latitude must be <= 90' })
+        ...errorResponses(apiErrors, { 400: 'latitude must be <= 90' })
       }
     }
   }, async (request, reply) => {

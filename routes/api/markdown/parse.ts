@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
+import { apiErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { MarkdownHtml, MarkdownRequest } from '../../../schemas/markdown.js'
 
 const parse: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post('/api/markdown/parse', {
+    config: { fairShare: 'document' },
     schema: {
       tags: ['markdown'],
       operationId: 'renderMarkdown',
@@ -24,7 +25,7 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
         'deep it nests. Rendering time grows linearly with the input. JSON body only (415 otherwise), at most BODY_LIMIT bytes (413). 503 with Retry-After ' +
         'while too much Markdown is already being rendered. No token needed.',
       body: ref(MarkdownRequest),
-      response: { 200: ref(MarkdownHtml), ...errorResponses([...commonErrors, 413, 415], { 400: 'markdown is required' }) }
+      response: { 200: ref(MarkdownHtml, withRateLimitHeaders), ...errorResponses([...apiErrors, 413, 415], { 400: 'markdown is required' }) }
     }
   }, async (request, reply) => {
     const answer = await fastify.markdown.render(request.body.markdown)

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { commonErrors, errorResponses, ref } from '../../../schemas/common.js'
+import { apiErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { UserListQuery, UserPage } from '../../../schemas/user.js'
 import { agesOn, isOnline, linkedPages, pageWindow, totalPages } from '../../../lib/users.js'
 import type { DirectoryEntry } from '../../../lib/store/user-store.js'
@@ -21,13 +21,14 @@ export interface UserListOptions { onlineWindowSeconds: number }
 
 const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options) => {
   fastify.get(LIST_PATH, {
+    config: { fairShare: 'request' },
     schema: {
       tags: ['users'],
       operationId: 'listUsers',
       summary: 'One page of the user directory, in id order',
       security: [{ accessToken: [] }],
       querystring: UserListQuery,
-      response: { 200: ref(UserPage), ...errorResponses([...commonErrors, 403], { 400: 'page must be >= 1', 403: ACCESS_TOKEN_REFUSED }) }
+      response: { 200: ref(UserPage, withRateLimitHeaders), ...errorResponses([...apiErrors, 403], { 400: 'page must be >= 1', 403: ACCESS_TOKEN_REFUSED }) }
     },
     preValidation: [fastify.requireAccessToken, fastify.recordActivity]
   }, async (request) => {

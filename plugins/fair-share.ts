@@ -1,0 +1,225 @@
+import { BlockList, isIPv4 } from 'node:net'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import { LRUCache } from 'lru-cache'
+import { errorBody } from './errors.js'
+import { MAX_EVENT_LOOP_RENDER_LENGTH } from './markdown-renderer.js'
+import { connectRedis } from './redis-connection.js'
+import { clientKeyOf, QuotaCounter, type QuotaPolicy, type Standing } from '../lib/fair-share.js'
+import { SharedCounts } from '../lib/shared-counts.js'
+import { StoreOutageLog } from '../lib/store-outage-log.js'
+
+/**
+ * How a route is charged: `request`, one unit of the client's request quota; `document` (the
+ * Markdown route), that and the size of its document, and a place among its renders at once.
+ */
+export type FairShareCharge = 'request' | 'document'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set on every API route: plugins/fair-share.ts limits each client's use of it. */
+    fairShare?: FairShareCharge
+  }
+  interface FastifyInstance {
+    fairShare: FairShare
+  }
+}
+
+export interface FairShare {
+  /** Requests refused since start, by route and policy, for the metrics. */
+  refusals: () => Iterable<{ route: string, policy: string, count: number }>
+}
+
+export interface FairShareOptions {
+  windowSeconds: number
+  requestsPerWindow: number
+  markdownBytesPerWindow: number
+  markdownRendersAtOnce: number
+  /** Addresses and CIDR ranges never limited. */
+  exempt: readonly string[]
+  /** What a document sent without Content-Length is charged: the most a body may be. */
+  bodyLimit: number
+  /** With Redis, a client's share is one across replicas. */
+  redisUrl?: string
+  /** Milliseconds between syncs with Redis. */
+  syncIntervalMs?: number
+}
+
+export const POLICY_NAMES = { requests: 'requests', markdownBytes: 'markdown-bytes', markdownRenders: 'markdown-renders' } as const
+
+/** Clients whose counts each replica keeps, per policy (least recently seen forgotten first): about 200 bytes each. */
+const MAX_CLIENTS = 100_000
+const DEFAULT_SYNC_INTERVAL_MS = 100
+/** Shared totals older than this no longer count: decisions fall back to this replica's own counts. */
+const SHARED_TOTALS_STALE_MS = 1000
+const REDIS_KEY_PREFIX = 'meridian:fair-share:'
+/** What a refusal of a render beyond the client's renders at once asks it to wait: renders take up to seconds. */
+const RENDERS_RETRY_AFTER_SECONDS = 1
+
+function hasBody (request: FastifyRequest): boolean {
+  const length = request.headers['content-length']
+  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
+}
+
+/** The IETF draft's RateLimit-Policy item of a windowed policy. */
+function policyItem (policy: QuotaPolicy): string {
+  const unit = policy.unit === 'requests' ? '' : `;qu="${policy.unit}"`
+  return `"${policy.name}";q=${policy.quota}${unit};w=${policy.windowSeconds}`
+}
+
+/** The client's address as TRUST_PROXY resolves it, keyed; undefined for an exempt address. */
+function clientResolver (exempt: readonly string[]): (request: FastifyRequest) => string | undefined {
+  if (exempt.length === 0) return (request) => clientKeyOf(request.ip)
+  const exemptions = new BlockList()
+  for (const entry of exempt) {
+    const [address = '', prefix] = entry.split('/')
+    const family = isIPv4(address) ? 'ipv4' : 'ipv6'
+    if (prefix === undefined) exemptions.addAddress(address, family)
+    else exemptions.addSubnet(address, Number(prefix), family)
+  }
+  return (request) => {
+    const address = request.ip
+    const family = isIPv4(address) ? 'ipv4' : 'ipv6'
+    return exemptions.check(address, family) ? undefined : clientKeyOf(address)
+  }
+}
+
+/**
+ * One warning when a client is first refused, then at most one per window for that client, with
+ * the refusals since its last line: a flood writes a handful of lines, not one per request.
+ */
+function refusalWarnings (log: FastifyBaseLogger, intervalMs: number): (client: string, route: string, policy: string, retryAfterSeconds: number) => void {
+  const lastLines = new LRUCache<string, { at: number, refusedSince: number }>({ max: 10_000 })
+  return (client, route, policy, retryAfterSeconds) => {
+    const now = Date.now()
+    const last = lastLines.get(client)
+    if (last !== undefined && now - last.at < intervalMs) {
+      last.refusedSince++
+      return
+    }
+    log.warn({ client, route, policy, retryAfterSeconds, refusedSinceLastLine: (last?.refusedSince ?? 0) + 1 }, 'client refused: over its fair share')
+    lastLines.set(client, { at: now, refusedSince: 0 })
+  }
+}
+
+/**
+ * Each client's fair share of the API: a sliding-window quota of requests on every route whose
+ * config names `fairShare`, and on the Markdown route also of document bytes (by the declared
+ * Content-Length, known before the body is read) and of renders at once. Decided in `onRequest`,
+ * before the body is read: past its share a client gets 429 with Retry-After, and every answer of
+ * a limited route carries the IETF draft's RateLimit and RateLimit-Policy headers. With Redis the
+ * counts are synced in batches (lib/shared-counts.ts), never waited for.
+ */
+export default fp(async function fairShare (fastify: FastifyInstance, options: FairShareOptions) {
+  const shared = options.redisUrl !== undefined
+  const counterOptions = { maxClients: MAX_CLIENTS, staleMs: SHARED_TOTALS_STALE_MS, shared }
+  const requests = new QuotaCounter({ name: POLICY_NAMES.requests, quota: options.requestsPerWindow, windowSeconds: options.windowSeconds, unit: 'requests' }, counterOptions)
+  const markdownBytes = new QuotaCounter({ name: POLICY_NAMES.markdownBytes, quota: options.markdownBytesPerWindow, windowSeconds: options.windowSeconds, unit: 'content-bytes' }, counterOptions)
+  const rendering = new Map<string, number>()
+  const rendersPolicyItem = `"${POLICY_NAMES.markdownRenders}";q=${options.markdownRendersAtOnce};qu="concurrent-requests"`
+  const policyHeader: Record<FairShareCharge, string> = {
+    request: policyItem(requests.policy),
+    document: [policyItem(requests.policy), policyItem(markdownBytes.policy), rendersPolicyItem].join(', ')
+  }
+
+  if (options.redisUrl !== undefined) {
+    const outageLog = new StoreOutageLog(fastify.log, 10_000, Date.now, 'fair-share store')
+    const redis = connectRedis(options.redisUrl, outageLog)
+    const sharedCounts = new SharedCounts(redis, [requests, markdownBytes], {
+      intervalMs: options.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS,
+      prefix: REDIS_KEY_PREFIX,
+      onFailure: (error) => { outageLog.failed(error) },
+      onAnswer: () => { outageLog.answered() }
+    })
+    fastify.addHook('onClose', async () => {
+      sharedCounts.close()
+      redis.disconnect()
+    })
+  }
+
+  const clientOf = clientResolver(options.exempt)
+  const warn = refusalWarnings(fastify.log, options.windowSeconds * 1000)
+  const refusals = new Map<string, { route: string, policy: string, count: number }>()
+
+  function refuse (request: FastifyRequest, reply: FastifyReply, client: string, policy: string, retryAfterSeconds: number, rateLimit: string): void {
+    const route = request.routeOptions.url ?? request.url
+    const key = `${route} ${policy}`
+    const counted = refusals.get(key)
+    if (counted === undefined) refusals.set(key, { route, policy, count: 1 })
+    else counted.count++
+    warn(client, route, policy, retryAfterSeconds)
+    reply.code(429).headers({ 'retry-after': String(retryAfterSeconds), ratelimit: rateLimit })
+    // A body still to come from a client straight on the socket is not read: Node would read it
+    // all to keep the connection, and a flood of large documents costs its reading even refused.
+    // Through a trusted balancer the body is already read (by it), and its connection is kept.
+    if (hasBody(request) && request.ip === request.socket.remoteAddress) reply.header('connection', 'close')
+    // Answered here, not thrown: a refusal is the client's, not a failure worth the error path's log line.
+    void reply.send(errorBody(429, 'Too many requests'))
+  }
+
+  const rateLimitItem = (name: string, standing: Standing) => `"${name}";r=${standing.remaining};t=${standing.resetSeconds}`
+
+  function limitRequest (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    const client = clientOf(request)
+    if (client === undefined) return done()
+    const standing = requests.standing(client, 1)
+    reply.header('ratelimit-policy', policyHeader.request)
+    if (standing.retryAfterSeconds > 0) return refuse(request, reply, client, POLICY_NAMES.requests, standing.retryAfterSeconds, rateLimitItem(POLICY_NAMES.requests, standing))
+    requests.charge(client, 1)
+    reply.header('ratelimit', rateLimitItem(POLICY_NAMES.requests, standing))
+    done()
+  }
+
+  function limitDocument (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    const client = clientOf(request)
+    if (client === undefined) return done()
+    const declared = Number(request.headers['content-length'])
+    const bytes = Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, options.bodyLimit) : options.bodyLimit
+    // Only documents that may go to a render thread take a place among the client's renders.
+    const takesRenderPlace = bytes > MAX_EVENT_LOOP_RENDER_LENGTH
+    const renders = rendering.get(client) ?? 0
+    const requestStanding = requests.standing(client, 1)
+    const bytesStanding = markdownBytes.standing(client, bytes)
+    const rendersStanding: Standing = takesRenderPlace && renders >= options.markdownRendersAtOnce
+      ? { remaining: 0, resetSeconds: 0, retryAfterSeconds: RENDERS_RETRY_AFTER_SECONDS }
+      : { remaining: Math.max(0, options.markdownRendersAtOnce - renders - (takesRenderPlace ? 1 : 0)), resetSeconds: 0, retryAfterSeconds: 0 }
+    const rateLimit = () => [
+      rateLimitItem(POLICY_NAMES.requests, requestStanding),
+      rateLimitItem(POLICY_NAMES.markdownBytes, bytesStanding),
+      `"${POLICY_NAMES.markdownRenders}";r=${rendersStanding.remaining}`
+    ].join(', ')
+    reply.header('ratelimit-policy', policyHeader.document)
+    const over = ([[POLICY_NAMES.requests, requestStanding], [POLICY_NAMES.markdownBytes, bytesStanding], [POLICY_NAMES.markdownRenders, rendersStanding]] as const)
+      .filter(([, standing]) => standing.retryAfterSeconds > 0)
+    if (over.length > 0) {
+      // The longest wait is the one that lets the request through.
+      const [policy, standing] = over.reduce((longest, next) => next[1].retryAfterSeconds > longest[1].retryAfterSeconds ? next : longest)
+      return refuse(request, reply, client, policy, standing.retryAfterSeconds, rateLimit())
+    }
+    requests.charge(client, 1)
+    markdownBytes.charge(client, bytes)
+    if (takesRenderPlace) {
+      rendering.set(client, renders + 1)
+      // 'close' comes once the answer is sent or the connection is gone, whichever happens.
+      reply.raw.once('close', () => {
+        const left = (rendering.get(client) ?? 1) - 1
+        if (left > 0) rendering.set(client, left)
+        else rendering.delete(client)
+      })
+    }
+    reply.header('ratelimit', rateLimit())
+    done()
+  }
+
+  const hookFor: Record<FairShareCharge, onRequestHookHandler> = { request: limitRequest, document: limitDocument }
+  fastify.addHook('onRoute', (route) => {
+    const charge = route.config?.fairShare
+    if (charge === undefined) {
+      if (route.url.startsWith('/api/')) throw new Error(`${route.url} is an API route without config.fairShare: every API route is limited per client`)
+      return
+    }
+    route.onRequest = [...[route.onRequest ?? []].flat(), hookFor[charge]]
+  })
+
+  fastify.decorate('fairShare', { refusals: () => refusals.values() } satisfies FairShare)
+}, { name: 'fair-share', dependencies: ['errors'] })
