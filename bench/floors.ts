@@ -27,6 +27,17 @@ export const FLOORS = {
    * 10 while the bench ran the app in-process; started as the CLI starts it, 7.7–9.0×.
    */
   sunVsBareSearches: { atLeast: 7 },
+  /**
+   * GET /api/date/suninfo, quiet with the fair-share limits on and the load under them ÷ quiet with the
+   * load's address exempt: what the limiter costs the cheapest route (issue #45: at most 5 %).
+   */
+  sunLimitedVsExempt: { atLeast: 0.95 },
+  /**
+   * p99 of ten polite clients (each on its own address: sun, small Markdown and a list page every
+   * 200 ms) while one more floods the Markdown route with 900 KB documents on 24 connections ÷ their
+   * p99 alone, the service as the image runs it with the default limits (issue #45: within 3×).
+   */
+  floodP99VsAlone: { below: 3 },
   /** GET /api/user/list (page 1) on SQLite, quiet ÷ Fastify answering a fixed page of the same shape. */
   listVsFixedBody: { atLeast: 0.5 },
   /** POST /api/auth/refresh on SQLite, quiet ÷ Fastify answering a fixed grant. */

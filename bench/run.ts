@@ -13,6 +13,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import BetterSqlite3 from '../lib/store/better-sqlite3.js'
+import { fairShareScenario } from '../test/fair-share-load.js'
+import { httpRequest } from '../test/http-request.js'
 import { pathologicalCases, README } from '../test/markdown-corpus.js'
 import { FLOORS } from './floors.js'
 import {
@@ -108,16 +110,16 @@ async function withServers<T> (servers: Array<Promise<ChildServer>>, use: (serve
 
 async function sun (): Promise<void> {
   const requests = sunQueries()
-  await withServers([startService('image', sqliteUrl()), startService('quiet', sqliteUrl()), startServer('fixed'), startServer('fixed-logged'), startServer('bare-sun')],
-    async ([image, quiet, fixed, fixedLogged, bare]) => {
-      log('sun: the service as the image runs it and quiet, Fastify with a fixed body without and with its logger, node:http with the searches (20 connections)')
+  await withServers([startService('image', sqliteUrl()), startService('quiet', sqliteUrl()), startService('quiet', sqliteUrl(), 0, 'under'), startServer('fixed'), startServer('fixed-logged'), startServer('bare-sun')],
+    async ([image, quiet, quietLimited, fixed, fixedLogged, bare]) => {
+      log('sun: the service as the image runs it, quiet, and quiet with the load limited (under its limits), Fastify with a fixed body without and with its logger, node:http with the searches (20 connections)')
       // Every connection walks the queries from its own offset.
       let next = 0
       const staggered = (client: { setRequests: (requests: BenchRequest[]) => void }): void => {
         const offset = (next++ % 20) * 200
         client.setRequests([...requests.slice(offset), ...requests.slice(0, offset)])
       }
-      const rates = await medianRates(([['image', image], ['quiet', quiet], ['fixed', fixed], ['fixed, logger at info', fixedLogged], ['searches', bare]] as const)
+      const rates = await medianRates(([['image', image], ['quiet', quiet], ['quiet, limited', quietLimited], ['fixed', fixed], ['fixed, logger at info', fixedLogged], ['searches', bare]] as const)
         .map(([name, server]) => ({ name, url: server?.url ?? '', requests, connections: 20, setupClient: staggered })))
       const of = (name: string): number => rates[name] ?? NaN
       table.guard('sun: image ÷ quiet', of('image') / of('quiet'), FLOORS.imageVsQuiet, ratio)
@@ -126,7 +128,34 @@ async function sun (): Promise<void> {
       table.note('sun: Fastify fixed body, logger at info ÷ no logger', ratio(of('fixed, logger at info') / of('fixed')))
       table.guard('sun: quiet ÷ Fastify fixed body, no logger', of('quiet') / of('fixed'), FLOORS.sunVsFixedBody, ratio)
       table.guard('sun: quiet ÷ bare searches', of('quiet') / of('searches'), FLOORS.sunVsBareSearches, times)
+      table.guard('sun: quiet, load limited under its limits ÷ load exempt', of('quiet, limited') / of('quiet'), FLOORS.sunLimitedVsExempt, ratio)
     })
+}
+
+/** The scenario of issue #45 against the service as the image runs it, with its default limits. */
+async function fairShare (): Promise<void> {
+  await withServers([startService('image', sqliteUrl())], async ([service]) => {
+    const endpoint = { host: '127.0.0.1', port: Number(new URL(service?.url ?? '').port) }
+    log('fair share: ten clients on addresses of their own (sun, small Markdown, a list page every 200 ms) alone for 5 s, then for 10 s while one more floods Markdown with 900 KB documents on 24 connections')
+    const clients: Array<{ address: string, accessToken: string }> = []
+    for (let index = 0; index < 10; index++) {
+      const address = `127.0.3.${11 + index}`
+      const login = await httpRequest(endpoint, '/api/auth/login', { from: address, json: BENCH_USER })
+      if (login.status !== 200) throw new Error(`login from ${address} answered ${login.status}`)
+      clients.push({ address, accessToken: login.json().access_token })
+    }
+    const { baseline, duringFlood, flood } = await fairShareScenario(endpoint, clients,
+      { address: '127.0.3.99', connections: 24, bytes: 900 * KiB }, { baselineMs: 5000, floodMs: 10_000 })
+    const alone = percentile(baseline.latenciesMs, 0.99)
+    const during = percentile(duringFlood.latenciesMs, 0.99)
+    const failed = (result: { statuses: Record<number, number> }) => Object.entries(result.statuses).filter(([status]) => status !== '200').reduce((sum, [, count]) => sum + count, 0)
+    table.note('fair share: ten clients\' p99 alone', ms(alone))
+    table.note('fair share: ten clients\' p99 during the flood', ms(during))
+    table.guard('fair share: ten clients\' p99 during the flood ÷ alone', during / alone, FLOORS.floodP99VsAlone, times)
+    table.note('fair share: ten clients\' answers per second, during ÷ alone', ratio((duringFlood.latenciesMs.length / 10) / (baseline.latenciesMs.length / 5)))
+    table.note('fair share: ten clients\' answers not 200', String(failed(baseline) + failed(duringFlood)))
+    table.note('fair share: the flooder\'s answers', `${flood.statuses[429] ?? 0} × 429, ${flood.statuses[200] ?? 0} × 200, ${flood.networkErrors} resets`)
+  })
 }
 
 async function auth (): Promise<void> {
@@ -382,7 +411,7 @@ async function login (): Promise<void> {
   })
 }
 
-const PARTS = { sun, auth, markdown, scale, sessions, memory, login }
+const PARTS = { sun, auth, markdown, scale, sessions, memory, login, fairshare: fairShare }
 const asked = process.argv.slice(2)
 const unknown = asked.filter((part) => !(part in PARTS))
 if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${Object.keys(PARTS).join(', ')}`)

@@ -5,6 +5,10 @@
  *   image   the Dockerfile's ENV (NODE_ENV=production, METRICS_PORT) and the default LOG_LEVEL
  *           (info), its standard output a pipe that the harness drains, as a container runtime's
  *   quiet   the same with logging off (LOG_LEVEL=silent) and no metrics port
+ *
+ * The load comes from 127.0.0.1, which is exempt from the fair-share limits (RATE_LIMIT_EXEMPT),
+ * as an operator's load test would be; with `limits: 'under'` it is limited instead, by quotas it
+ * never reaches, so that the limiter's cost shows.
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -15,6 +19,8 @@ import type { ChildServer } from './harness.js'
 import { BENCH_USER, BODY_LIMIT, JWT_SECRET } from './servers.js'
 
 export type Configuration = 'image' | 'quiet'
+/** Whether the bench's own address is exempt from the fair-share limits, or limited but under them. */
+export type Limits = 'exempt' | 'under'
 
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
 const DOCKERFILE = fileURLToPath(new URL('../Dockerfile', import.meta.url))
@@ -36,7 +42,7 @@ export async function freePort (): Promise<number> {
 }
 
 /** The environment of `meridian serve` (and of its CLI commands) in `configuration`, on its own ports. */
-export async function serviceEnvironment (configuration: Configuration, databaseUrl: string): Promise<Record<string, string>> {
+export async function serviceEnvironment (configuration: Configuration, databaseUrl: string, limits: Limits = 'exempt'): Promise<Record<string, string>> {
   const { METRICS_PORT: _metricsPort, ...image } = imageEnvironment()
   return {
     PATH: process.env.PATH ?? '',
@@ -47,6 +53,7 @@ export async function serviceEnvironment (configuration: Configuration, database
     DATABASE_URL: databaseUrl,
     JWT_SECRET,
     BODY_LIMIT,
+    ...(limits === 'exempt' ? { RATE_LIMIT_EXEMPT: '127.0.0.1' } : { RATE_LIMIT_REQUESTS: String(1e12) }),
     ...(configuration === 'image'
       ? { METRICS_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) }
       : { LOG_LEVEL: 'silent' })
@@ -63,8 +70,8 @@ export function addUsers (env: Record<string, string>, users: number): void {
 }
 
 /** `meridian serve` in `configuration` on `databaseUrl` with the bench user and `users` more, once ready. */
-export async function startService (configuration: Configuration, databaseUrl: string, users = 0): Promise<ChildServer> {
-  const env = await serviceEnvironment(configuration, databaseUrl)
+export async function startService (configuration: Configuration, databaseUrl: string, users = 0, limits: Limits = 'exempt'): Promise<ChildServer> {
+  const env = await serviceEnvironment(configuration, databaseUrl, limits)
   addUsers(env, users)
   const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
   child.stdout.resume()

@@ -1,7 +1,7 @@
 import http from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
-import { httpRequest, type Endpoint } from './cluster/harness.js'
+import { httpRequest, type Endpoint } from './http-request.js'
 
 /** What the polite clients saw: every answer's time and status. */
 export interface PoliteResult { latenciesMs: number[], statuses: Record<number, number> }

@@ -22,6 +22,9 @@ import { type CliResult, runMeridian } from '../meridian.js'
 import { createPostgresDatabase } from '../postgres.js'
 import { cliPath, repositoryRoot } from '../repository.js'
 import { switchSkip } from '../requirements.js'
+import { type Endpoint, httpRequest, type HttpAnswer, type RequestOptions } from '../http-request.js'
+
+export { type Endpoint, httpRequest, type HttpAnswer, type RequestOptions }
 
 /** `{ skip }` for a tap test that needs the cluster. */
 export const clusterTestSkip = switchSkip('MERIDIAN_CLUSTER_TEST', 'the cluster group (replicas behind nginx on PostgreSQL and Redis)')
@@ -63,7 +66,6 @@ export const STOCK_KEEPALIVE_NGINX_CONFIG = STOCK_NGINX_CONFIG
 /** nginx's default `fail_timeout`: a replica that failed once gets no requests for this long. */
 export const STOCK_FAIL_TIMEOUT_MS = 10_000
 
-export interface Endpoint { host: string, port: number }
 
 export interface ClusterOptions {
   /** Number of replicas; 2 by default. */
@@ -94,75 +96,7 @@ export interface ClusterOptions {
   readyTimeoutMs?: number
 }
 
-export interface HttpAnswer {
-  status: number
-  headers: http.IncomingHttpHeaders
-  body: string
-  /** Milliseconds from sending to the end of the body. */
-  ms: number
-  json: () => any
-}
-
-export interface RequestOptions {
-  method?: string
-  /** A form-encoded body (sets the method to POST unless given). */
-  form?: Record<string, string>
-  /** A JSON body (sets the method to POST unless given). */
-  json?: unknown
-  headers?: Record<string, string>
-  /** The local address to send from; the cluster's client address by default. */
-  from?: string
-  /** An agent of the caller's (e.g. keep-alive for load), or false for a connection of its own; otherwise the cluster's keep-alive agent. */
-  agent?: http.Agent | false
-  timeoutMs?: number
-}
-
 export interface Exit { code: number | null, signal: NodeJS.Signals | null, /** from the signal to the exit */ ms: number }
-
-/** Sends one request and reads the whole answer. Rejects on a network error or the timeout. */
-export async function httpRequest (target: Endpoint, path: string, options: RequestOptions = {}): Promise<HttpAnswer> {
-  const headers: Record<string, string> = { ...options.headers }
-  let body: string | undefined
-  if (options.form !== undefined) {
-    body = new URLSearchParams(options.form).toString()
-    headers['content-type'] ??= 'application/x-www-form-urlencoded'
-  } else if (options.json !== undefined) {
-    body = JSON.stringify(options.json)
-    headers['content-type'] ??= 'application/json'
-  }
-  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body))
-  const method = options.method ?? (body === undefined ? 'GET' : 'POST')
-  const started = performance.now()
-  return await new Promise<HttpAnswer>((resolve, reject) => {
-    const request = http.request({
-      host: target.host,
-      port: target.port,
-      path,
-      method,
-      headers,
-      ...(options.from !== undefined ? { localAddress: options.from } : {}),
-      ...(options.agent !== undefined ? { agent: options.agent } : {}),
-      timeout: options.timeoutMs ?? 10_000
-    }, (response) => {
-      const chunks: Buffer[] = []
-      response.on('data', (chunk: Buffer) => chunks.push(chunk))
-      response.on('error', reject)
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8')
-        resolve({
-          status: response.statusCode ?? 0,
-          headers: response.headers,
-          body: text,
-          ms: performance.now() - started,
-          json: () => JSON.parse(text)
-        })
-      })
-    })
-    request.on('timeout', () => { request.destroy(new Error(`${method} ${path} on ${target.host}:${target.port}: no answer within ${options.timeoutMs ?? 10_000} ms`)) })
-    request.on('error', reject)
-    request.end(body)
-  })
-}
 
 /** Starts a Node script that outlives this process (for clean-up as it exits). */
 function runNodeDetached (script: string, args: string[]): void {
@@ -229,12 +163,13 @@ function isRunning (child: ChildProcess | undefined): boolean {
 }
 
 /**
- * deploy/nginx.conf (or a variant) with the cluster's addresses and its own files: the `listen`
+ * deploy/nginx.conf (or a variant) with the cluster's addresses and its own files: the address a
+ * load comes from (`exemptAddress`) among those its coarse per-client limit leaves alone, the `listen`
  * of its one server, the `server` lines of `upstream meridian`, the source address of its
  * connections to the replicas, and logs and temporary files in `directory` (Debian's nginx keeps
  * those under /var by default).
  */
-export function templateNginxConfig (text: string, balancer: Endpoint, replicas: Endpoint[], directory: string): string {
+export function templateNginxConfig (text: string, balancer: Endpoint, replicas: Endpoint[], directory: string, exemptAddress?: string): string {
   // Comments go first, so that only directives are matched.
   let templated = text.replace(/#[^\n]*/g, '')
   const upstream = /upstream\s+meridian\s*\{([^}]*)\}/.exec(templated)
@@ -262,6 +197,10 @@ export function templateNginxConfig (text: string, balancer: Endpoint, replicas:
   templated = errorLog.test(templated)
     ? templated.replace(new RegExp(errorLog, 'g'), () => `error_log ${join(directory, 'error.log')}`)
     : `error_log ${join(directory, 'error.log')} error;\n${templated}`
+
+  // The load of the tests comes from the client address: exempt from the balancer's coarse limit
+  // per client, as RATE_LIMIT_EXEMPT exempts it from the replicas' (an operator's load test is).
+  if (exemptAddress !== undefined) templated = templated.replace(/(geo\s+\$fair_share_exempt\s*\{[^}]*default\s+0;)/, `$1\n    ${exemptAddress} 1;`)
 
   const files = [
     // On one machine the kernel would pick 127.0.0.1 to reach the replicas; a balancer of its own
@@ -503,7 +442,7 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
   const balancer = { host: balancerHost, port: await freePort(balancerHost) }
   const configFile = join(directory, 'nginx.conf')
   const writeConfig = (text: string) => {
-    writeFileSync(configFile, templateNginxConfig(text, balancer, replicas.map((r) => r.endpoint), directory))
+    writeFileSync(configFile, templateNginxConfig(text, balancer, replicas.map((r) => r.endpoint), directory, sharedEnv.RATE_LIMIT_EXEMPT))
   }
   writeConfig(options.nginxConfig ?? readFileSync(deployNginxConfigPath, 'utf8'))
   const nginx = spawn(NGINX, ['-p', directory, '-c', configFile, '-g', `daemon off; pid ${join(directory, 'nginx.pid')};`], { stdio: ['ignore', 'ignore', 'pipe'] })

@@ -23,7 +23,8 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
         'whose scheme is `javascript:`, `vbscript:`, `file:` or `data:` (other than ' +
         '`data:image/gif|png|jpeg|webp`), however they are written. Nothing of the input is lost, however ' +
         'deep it nests. Rendering time grows linearly with the input. JSON body only (415 otherwise), at most BODY_LIMIT bytes (413). 503 with Retry-After ' +
-        'while too much Markdown is already being rendered. No token needed.',
+        'while too much Markdown is already being rendered. No token needed; each client address is charged the document\'s ' +
+        'Content-Length against its fair share (429 with Retry-After past it; see RateLimit-Policy).',
       body: ref(MarkdownRequest),
       response: { 200: ref(MarkdownHtml, withRateLimitHeaders), ...errorResponses([...apiErrors, 413, 415], { 400: 'markdown is required' }) }
     }
