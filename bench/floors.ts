@@ -28,8 +28,10 @@ export const FLOORS = {
    */
   sunVsBareSearches: { atLeast: 7 },
   /**
-   * GET /api/date/suninfo, quiet with the fair-share limits on and the load under them ÷ quiet with the
-   * load's address exempt: what the limiter costs the cheapest route (issue #45: at most 5 %).
+   * GET /api/date/suninfo, the service quiet behind a balancer: requests from a client limited by the
+   * fair-share limits (under its quotas) ÷ from an exempt client, alternating on one process: what
+   * the limiter costs the cheapest route (issue #45: at most 5 %). One process, because two processes
+   * of the same configuration read up to 10 % apart here (docs/performance.md).
    */
   sunLimitedVsExempt: { atLeast: 0.95 },
   /**

@@ -22,7 +22,7 @@ import {
   startServer, Table, times
 } from './harness.js'
 import { BENCH_USER } from './servers.js'
-import { CLI, type Configuration, freePort, startService } from './service.js'
+import { CLI, type Configuration, EXEMPT_CLIENT, freePort, startService } from './service.js'
 
 const table = new Table()
 const KiB = 1024
@@ -110,8 +110,8 @@ async function withServers<T> (servers: Array<Promise<ChildServer>>, use: (serve
 
 async function sun (): Promise<void> {
   const requests = sunQueries()
-  await withServers([startService('image', sqliteUrl()), startService('quiet', sqliteUrl()), startService('quiet', sqliteUrl(), 0, 'under'), startServer('fixed'), startServer('fixed-logged'), startServer('bare-sun')],
-    async ([image, quiet, quietLimited, fixed, fixedLogged, bare]) => {
+  await withServers([startService('image', sqliteUrl()), startService('quiet', sqliteUrl()), startService('quiet', sqliteUrl(), 0, 'behind a balancer'), startServer('fixed'), startServer('fixed-logged'), startServer('bare-sun')],
+    async ([image, quiet, behindBalancer, fixed, fixedLogged, bare]) => {
       log('sun: the service as the image runs it, quiet, and quiet with the load limited (under its limits), Fastify with a fixed body without and with its logger, node:http with the searches (20 connections)')
       // Every connection walks the queries from its own offset.
       let next = 0
@@ -119,7 +119,7 @@ async function sun (): Promise<void> {
         const offset = (next++ % 20) * 200
         client.setRequests([...requests.slice(offset), ...requests.slice(0, offset)])
       }
-      const rates = await medianRates(([['image', image], ['quiet', quiet], ['quiet, limited', quietLimited], ['fixed', fixed], ['fixed, logger at info', fixedLogged], ['searches', bare]] as const)
+      const rates = await medianRates(([['image', image], ['quiet', quiet], ['fixed', fixed], ['fixed, logger at info', fixedLogged], ['searches', bare]] as const)
         .map(([name, server]) => ({ name, url: server?.url ?? '', requests, connections: 20, setupClient: staggered })))
       const of = (name: string): number => rates[name] ?? NaN
       table.guard('sun: image ÷ quiet', of('image') / of('quiet'), FLOORS.imageVsQuiet, ratio)
@@ -128,7 +128,13 @@ async function sun (): Promise<void> {
       table.note('sun: Fastify fixed body, logger at info ÷ no logger', ratio(of('fixed, logger at info') / of('fixed')))
       table.guard('sun: quiet ÷ Fastify fixed body, no logger', of('quiet') / of('fixed'), FLOORS.sunVsFixedBody, ratio)
       table.guard('sun: quiet ÷ bare searches', of('quiet') / of('searches'), FLOORS.sunVsBareSearches, times)
-      table.guard('sun: quiet, load limited under its limits ÷ load exempt', of('quiet, limited') / of('quiet'), FLOORS.sunLimitedVsExempt, ratio)
+      log('sun: the service quiet behind a balancer (TRUST_PROXY), its clients exempt from the fair-share limits or limited under them (20 connections)')
+      const from = (client: string): BenchRequest[] => requests.map((request) => ({ ...request, headers: { ...request.headers, 'x-forwarded-for': client } }))
+      const limiter = await medianRates([
+        { name: 'exempt', url: behindBalancer?.url ?? '', requests: from(EXEMPT_CLIENT), connections: 20, setupClient: staggered },
+        { name: 'limited', url: behindBalancer?.url ?? '', requests: from('10.0.0.2'), connections: 20, setupClient: staggered }
+      ])
+      table.guard('sun: one process, a client limited under its limits ÷ an exempt one', (limiter.limited ?? NaN) / (limiter.exempt ?? NaN), FLOORS.sunLimitedVsExempt, ratio)
     })
 }
 
@@ -136,7 +142,7 @@ async function sun (): Promise<void> {
 async function fairShare (): Promise<void> {
   await withServers([startService('image', sqliteUrl())], async ([service]) => {
     const endpoint = { host: '127.0.0.1', port: Number(new URL(service?.url ?? '').port) }
-    log('fair share: ten clients on addresses of their own (sun, small Markdown, a list page every 200 ms) alone for 5 s, then for 10 s while one more floods Markdown with 900 KB documents on 24 connections')
+    log('fair share: ten clients on addresses of their own (sun, small Markdown, a list page every 200 ms), 2 s alone then 3 s while one more floods Markdown with 900 KB documents on 24 connections, five times')
     const clients: Array<{ address: string, accessToken: string }> = []
     for (let index = 0; index < 10; index++) {
       const address = `127.0.3.${11 + index}`
@@ -144,15 +150,16 @@ async function fairShare (): Promise<void> {
       if (login.status !== 200) throw new Error(`login from ${address} answered ${login.status}`)
       clients.push({ address, accessToken: login.json().access_token })
     }
-    const { baseline, duringFlood, flood } = await fairShareScenario(endpoint, clients,
-      { address: '127.0.3.99', connections: 24, bytes: 900 * KiB }, { baselineMs: 5000, floodMs: 10_000 })
+    const timing = { rounds: 5, aloneMs: 2000, floodMs: 3000 }
+    const { alone: baseline, duringFlood, flood } = await fairShareScenario(endpoint, clients,
+      { address: '127.0.3.99', connections: 24, bytes: 900 * KiB }, timing)
     const alone = percentile(baseline.latenciesMs, 0.99)
     const during = percentile(duringFlood.latenciesMs, 0.99)
     const failed = (result: { statuses: Record<number, number> }) => Object.entries(result.statuses).filter(([status]) => status !== '200').reduce((sum, [, count]) => sum + count, 0)
     table.note('fair share: ten clients\' p99 alone', ms(alone))
     table.note('fair share: ten clients\' p99 during the flood', ms(during))
     table.guard('fair share: ten clients\' p99 during the flood ÷ alone', during / alone, FLOORS.floodP99VsAlone, times)
-    table.note('fair share: ten clients\' answers per second, during ÷ alone', ratio((duringFlood.latenciesMs.length / 10) / (baseline.latenciesMs.length / 5)))
+    table.note('fair share: ten clients\' answers per second, during ÷ alone', ratio((duringFlood.latenciesMs.length / (timing.rounds * timing.floodMs)) / (baseline.latenciesMs.length / ((timing.rounds + 1) * timing.aloneMs))))
     table.note('fair share: ten clients\' answers not 200', String(failed(baseline) + failed(duringFlood)))
     table.note('fair share: the flooder\'s answers', `${flood.statuses[429] ?? 0} × 429, ${flood.statuses[200] ?? 0} × 200, ${flood.networkErrors} resets`)
   })

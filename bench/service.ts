@@ -7,8 +7,9 @@
  *   quiet   the same with logging off (LOG_LEVEL=silent) and no metrics port
  *
  * The load comes from 127.0.0.1, which is exempt from the fair-share limits (RATE_LIMIT_EXEMPT),
- * as an operator's load test would be; with `limits: 'under'` it is limited instead, by quotas it
- * never reaches, so that the limiter's cost shows.
+ * as an operator's load test would be. With `limits: 'behind a balancer'`, 127.0.0.1 is the trusted
+ * balancer instead, and each request's X-Forwarded-For names its client: EXEMPT_CLIENT is exempt,
+ * any other is limited by quotas a bench never reaches, so that one process shows the limiter's cost.
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -19,8 +20,10 @@ import type { ChildServer } from './harness.js'
 import { BENCH_USER, BODY_LIMIT, JWT_SECRET } from './servers.js'
 
 export type Configuration = 'image' | 'quiet'
-/** Whether the bench's own address is exempt from the fair-share limits, or limited but under them. */
-export type Limits = 'exempt' | 'under'
+/** Whether the bench's own address is exempt from the fair-share limits, or a balancer whose clients are limited, but under their quotas. */
+export type Limits = 'exempt' | 'behind a balancer'
+/** With limits 'behind a balancer': the one client address exempt from the limits. */
+export const EXEMPT_CLIENT = '10.0.0.1'
 
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
 const DOCKERFILE = fileURLToPath(new URL('../Dockerfile', import.meta.url))
@@ -53,7 +56,9 @@ export async function serviceEnvironment (configuration: Configuration, database
     DATABASE_URL: databaseUrl,
     JWT_SECRET,
     BODY_LIMIT,
-    ...(limits === 'exempt' ? { RATE_LIMIT_EXEMPT: '127.0.0.1' } : { RATE_LIMIT_REQUESTS: String(1e12) }),
+    ...(limits === 'exempt'
+      ? { RATE_LIMIT_EXEMPT: '127.0.0.1' }
+      : { TRUST_PROXY: '127.0.0.1', RATE_LIMIT_EXEMPT: EXEMPT_CLIENT, RATE_LIMIT_REQUESTS: String(1e12) }),
     ...(configuration === 'image'
       ? { METRICS_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) }
       : { LOG_LEVEL: 'silent' })

@@ -42,11 +42,12 @@ export const Status = Type.Object({ status: Type.Literal('ok') }, { $id: 'Status
 const rateLimitHeaders = {
   ratelimit: Type.String({
     description: 'What the client has left of each quota policy and the seconds until it is whole again, ' +
-      'e.g. `"requests";r=1199;t=60` (absent for an address exempt from the limits)'
+      'e.g. `"requests";r=599;t=60`. Always on the Markdown route and on a 429; elsewhere once the client has ' +
+      'used half its quota of requests; never for an address exempt from the limits'
   }),
   'ratelimit-policy': Type.String({
     description: 'The quota policies of this operation, per client address, e.g. `"requests";q=1200;w=60` ' +
-      '(`qu="content-bytes"`: bytes of request bodies; `qu="concurrent-requests"`: requests at once)'
+      '(`qu="content-bytes"`: bytes of request bodies; `qu="concurrent-requests"`: requests at once); sent with RateLimit'
   })
 }
 
