@@ -37,8 +37,8 @@ export class ClientUsage {
   /** The shared totals, for `sharedWindow - 1` and `sharedWindow`; meaningful only when sharedWindow is the current window. */
   readonly shared: WindowPair = { previous: 0, current: 0 }
   sharedWindow = -1
-  /** When the shared store last answered for this client (ms). */
-  sharedAt = -Infinity
+  /** Whether `shared.previous` is the store's total, rather than the last total known when the window turned. */
+  previousFromStore = false
   /** Charged into the current window here and not yet sent to the shared store. */
   unsent = 0
   /** Sent to the shared store for `sendingWindow`, not yet answered. */
@@ -56,9 +56,10 @@ export class ClientUsage {
     if (step === 1 && this.sharedWindow === this.window) {
       // Until the store answers for the new window, the old one's total is the last one known
       // plus what this replica charged since.
-      this.shared.previous = this.shared.current + this.unsent + this.sending
+      this.shared.previous = this.shared.current + this.unsent + (this.sendingWindow === this.window ? this.sending : 0)
       this.shared.current = 0
       this.sharedWindow = window
+      this.previousFromStore = false
     } else {
       this.sharedWindow = -1
     }
@@ -92,7 +93,7 @@ export class QuotaCounter {
     this.touched = options.shared ? new Set() : undefined
   }
 
-  /** How long the shared totals count after the store's last answer for a client. */
+  /** How long the shared totals count after the store's last answer. */
   private readonly staleMs: number
 
   private usageOf (client: string): ClientUsage {
@@ -105,10 +106,17 @@ export class QuotaCounter {
     return usage
   }
 
-  /** The counts a decision reads: the shared totals while they are fresh and larger, else this replica's own. */
+  /**
+   * When the shared store last answered a sync, or was last found with nothing to sync after one
+   * it answered (ms). Its totals count while it answers, whenever a client was last synced: one
+   * that paused keeps its last totals, plus what was charged here since.
+   */
+  storeAnsweredAt = -Infinity
+
+  /** The counts a decision reads: the shared totals while the store answers and they are larger, else this replica's own. */
   private countsOf (usage: ClientUsage, time: number): WindowPair {
     const own = usage.own
-    if (usage.sharedWindow !== usage.window || time - usage.sharedAt > this.staleMs) return own
+    if (usage.sharedWindow !== usage.window || time - this.storeAnsweredAt > this.staleMs) return own
     const inFlight = usage.sendingWindow === usage.window ? usage.sending : 0
     const shared = { previous: usage.shared.previous, current: usage.shared.current + usage.unsent + inFlight }
     return this.estimate(shared, time) > this.estimate(own, time) ? shared : own

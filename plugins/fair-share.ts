@@ -3,7 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, 
 import fp from 'fastify-plugin'
 import { LRUCache } from 'lru-cache'
 import { errorBody } from './errors.js'
-import { MAX_EVENT_LOOP_RENDER_LENGTH } from './markdown-renderer.js'
+import { MAX_EVENT_LOOP_RENDER_LENGTH, possibleTableCells, rendersQuickly } from './markdown-renderer.js'
 import { connectRedis } from './redis-connection.js'
 import { clientKeyOf, QuotaCounter, type QuotaPolicy, type Standing } from '../lib/fair-share.js'
 import { SharedCounts } from '../lib/shared-counts.js'
@@ -37,7 +37,7 @@ export interface FairShareOptions {
   markdownRendersAtOnce: number
   /** Addresses and CIDR ranges never limited. */
   exempt: readonly string[]
-  /** What a document sent without Content-Length is charged: the most a body may be. */
+  /** What a document sent chunked (without Content-Length) is charged: the most a body may be. */
   bodyLimit: number
   /** With Redis, a client's share is one across replicas. */
   redisUrl?: string
@@ -50,9 +50,14 @@ export const POLICY_NAMES = { requests: 'requests', markdownBytes: 'markdown-byt
 /** Clients whose counts each replica keeps, per policy (least recently seen forgotten first): about 200 bytes each. */
 const MAX_CLIENTS = 100_000
 const DEFAULT_SYNC_INTERVAL_MS = 100
-/** Shared totals older than this no longer count: decisions fall back to this replica's own counts. */
+/** When the store has not answered a sync for this long, its totals no longer count: decisions fall back to this replica's own counts. */
 const SHARED_TOTALS_STALE_MS = 1000
 const REDIS_KEY_PREFIX = 'meridian:fair-share:'
+/**
+ * What a table cell of a small document is charged, in bytes of the Markdown budget: 65,536 cells
+ * take about 150 ms to render, as much as about 150–250 KiB of ordinary Markdown at about 1 s a MiB.
+ */
+const BYTES_PER_TABLE_CELL = 4
 /** What a refusal of a render beyond the client's renders at once asks it to wait: renders take up to seconds. */
 const RENDERS_RETRY_AFTER_SECONDS = 1
 
@@ -140,8 +145,8 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
       onAnswer: () => { outageLog.answered() }
     })
     fastify.addHook('onClose', async () => {
-      sharedCounts.close()
-      redis.disconnect()
+      await sharedCounts.close()
+      await redis.quit().catch(() => { redis.disconnect() })
     })
   }
 
@@ -160,7 +165,7 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     // A body still to come from a client straight on the socket is not read: Node would read it
     // all to keep the connection, and a flood of large documents costs its reading even refused.
     // Through a trusted balancer the body is already read (by it), and its connection is kept.
-    if (hasBody(request) && request.ip === request.socket.remoteAddress) reply.header('connection', 'close')
+    if (request.body === undefined && hasBody(request) && request.ip === request.socket.remoteAddress) reply.header('connection', 'close')
     // Answered here, not thrown: a refusal is the client's, not a failure worth the error path's log line.
     void reply.send(errorBody(429, 'Too many requests'))
   }
@@ -184,12 +189,33 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     done()
   }
 
+  /** Takes one of the client's render places until the answer is sent or the connection is gone. */
+  function takeRenderPlace (reply: FastifyReply, client: string): void {
+    rendering.set(client, (rendering.get(client) ?? 0) + 1)
+    reply.raw.once('close', () => {
+      const left = (rendering.get(client) ?? 1) - 1
+      if (left > 0) rendering.set(client, left)
+      else rendering.delete(client)
+    })
+  }
+
+  /** Markdown requests that passed onRequest without a render place: their client and the bytes they were charged. */
+  const smallDocuments = new WeakMap<FastifyRequest, { client: string, bytes: number }>()
+
+  /** The declared body size; without Content-Length, BODY_LIMIT for a chunked body, 0 for none. */
+  function declaredBytes (request: FastifyRequest): number {
+    const length = request.headers['content-length']
+    if (length === undefined) return request.headers['transfer-encoding'] === undefined ? 0 : options.bodyLimit
+    const declared = Number(length)
+    return Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, options.bodyLimit) : options.bodyLimit
+  }
+
   function limitDocument (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const client = clientOf(request)
     if (client === undefined) return done()
-    const declared = Number(request.headers['content-length'])
-    const bytes = Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, options.bodyLimit) : options.bodyLimit
-    // Only documents that may go to a render thread take a place among the client's renders.
+    const bytes = declaredBytes(request)
+    // Documents that may go to a render thread take a place among the client's renders; a small
+    // one that still does (a table of many cells) is found once its body is read (limitTableDocument).
     const takesRenderPlace = bytes > MAX_EVENT_LOOP_RENDER_LENGTH
     const renders = rendering.get(client) ?? 0
     const requestStanding = requests.standing(client, 1)
@@ -212,16 +238,33 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     }
     requests.charge(client, 1)
     markdownBytes.charge(client, bytes)
-    if (takesRenderPlace) {
-      rendering.set(client, renders + 1)
-      // 'close' comes once the answer is sent or the connection is gone, whichever happens.
-      reply.raw.once('close', () => {
-        const left = (rendering.get(client) ?? 1) - 1
-        if (left > 0) rendering.set(client, left)
-        else rendering.delete(client)
-      })
-    }
+    if (takesRenderPlace) takeRenderPlace(reply, client)
+    else smallDocuments.set(request, { client, bytes })
     reply.header('ratelimit', rateLimit())
+    done()
+  }
+
+  /**
+   * A small document that must still render in a thread: a table whose short rows are padded to
+   * its header's width, where 2 KB can be 65,536 cells and 150 ms. It takes a render place, and is
+   * charged as the bytes its cells are worth (at most BODY_LIMIT), not its size. Decided once its
+   * body (at most 8 KiB) is read.
+   */
+  function limitTableDocument (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    const small = smallDocuments.get(request)
+    const markdown = (request.body as { markdown?: unknown } | undefined)?.markdown
+    if (small === undefined || typeof markdown !== 'string' || rendersQuickly(markdown)) return done()
+    const { client, bytes } = small
+    if ((rendering.get(client) ?? 0) >= options.markdownRendersAtOnce) {
+      return refuse(request, reply, client, POLICY_NAMES.markdownRenders, RENDERS_RETRY_AFTER_SECONDS, `"${POLICY_NAMES.markdownRenders}";r=0`)
+    }
+    const cost = Math.max(0, Math.min(possibleTableCells(markdown) * BYTES_PER_TABLE_CELL, options.bodyLimit) - bytes)
+    const standing = markdownBytes.standing(client, cost)
+    if (standing.retryAfterSeconds > 0) {
+      return refuse(request, reply, client, POLICY_NAMES.markdownBytes, standing.retryAfterSeconds, rateLimitItem(POLICY_NAMES.markdownBytes, standing))
+    }
+    markdownBytes.charge(client, cost)
+    takeRenderPlace(reply, client)
     done()
   }
 
@@ -233,6 +276,7 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
       return
     }
     route.onRequest = [...[route.onRequest ?? []].flat(), hookFor[charge]]
+    if (charge === 'document') route.preHandler = [limitTableDocument, ...[route.preHandler ?? []].flat()]
   })
 
   fastify.decorate('fairShare', { refusals: () => refusals.values() } satisfies FairShare)

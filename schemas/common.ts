@@ -42,7 +42,7 @@ export const Status = Type.Object({ status: Type.Literal('ok') }, { $id: 'Status
 const rateLimitHeaders = {
   ratelimit: Type.String({
     description: 'What the client has left of each quota policy and the seconds until it is whole again, ' +
-      'e.g. `"requests";r=599;t=60`. Always on the Markdown route and on a 429; elsewhere once the client has ' +
+      'e.g. `"requests";r=599;t=60`. Always on the Markdown route and on a fair-share 429; elsewhere once the client has ' +
       'used half its quota of requests; never for an address exempt from the limits'
   }),
   'ratelimit-policy': Type.String({

@@ -163,13 +163,13 @@ function isRunning (child: ChildProcess | undefined): boolean {
 }
 
 /**
- * deploy/nginx.conf (or a variant) with the cluster's addresses and its own files: the address a
- * load comes from (`exemptAddress`) among those its coarse per-client limit leaves alone, the `listen`
+ * deploy/nginx.conf (or a variant) with the cluster's addresses and its own files: the addresses
+ * RATE_LIMIT_EXEMPT names (`exemptAddresses`) among those its coarse per-client limit leaves alone, the `listen`
  * of its one server, the `server` lines of `upstream meridian`, the source address of its
  * connections to the replicas, and logs and temporary files in `directory` (Debian's nginx keeps
  * those under /var by default).
  */
-export function templateNginxConfig (text: string, balancer: Endpoint, replicas: Endpoint[], directory: string, exemptAddress?: string): string {
+export function templateNginxConfig (text: string, balancer: Endpoint, replicas: Endpoint[], directory: string, exemptAddresses?: string): string {
   // Comments go first, so that only directives are matched.
   let templated = text.replace(/#[^\n]*/g, '')
   const upstream = /upstream\s+meridian\s*\{([^}]*)\}/.exec(templated)
@@ -200,7 +200,8 @@ export function templateNginxConfig (text: string, balancer: Endpoint, replicas:
 
   // The load of the tests comes from the client address: exempt from the balancer's coarse limit
   // per client, as RATE_LIMIT_EXEMPT exempts it from the replicas' (an operator's load test is).
-  if (exemptAddress !== undefined) templated = templated.replace(/(geo\s+\$fair_share_exempt\s*\{[^}]*default\s+0;)/, `$1\n    ${exemptAddress} 1;`)
+  const exempt = (exemptAddresses ?? '').split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => `\n    ${entry} 1;`).join('')
+  templated = templated.replace(/(geo\s+\$fair_share_exempt\s*\{[^}]*default\s+0;)/, (block) => `${block}${exempt}`)
 
   const files = [
     // On one machine the kernel would pick 127.0.0.1 to reach the replicas; a balancer of its own
