@@ -81,6 +81,14 @@ export class QuotaCounter {
   private readonly windowMs: number
   /** With a shared store: the usages charged or asked about since it last heard of them. */
   readonly touched: Set<ClientUsage> | undefined
+  /** How long the shared totals count after the store's last answer. */
+  private readonly staleMs: number
+  /**
+   * When the shared store last answered a sync, or was last found with nothing to sync after one
+   * it answered (ms). Its totals count while it answers, whenever a client was last synced: one
+   * that paused keeps its last totals, plus what was charged here since.
+   */
+  storeAnsweredAt = -Infinity
 
   constructor (
     readonly policy: QuotaPolicy,
@@ -93,9 +101,6 @@ export class QuotaCounter {
     this.touched = options.shared ? new Set() : undefined
   }
 
-  /** How long the shared totals count after the store's last answer. */
-  private readonly staleMs: number
-
   private usageOf (client: string): ClientUsage {
     let usage = this.usage.get(client)
     if (usage === undefined) {
@@ -105,13 +110,6 @@ export class QuotaCounter {
     usage.advance(Math.floor(this.now() / this.windowMs))
     return usage
   }
-
-  /**
-   * When the shared store last answered a sync, or was last found with nothing to sync after one
-   * it answered (ms). Its totals count while it answers, whenever a client was last synced: one
-   * that paused keeps its last totals, plus what was charged here since.
-   */
-  storeAnsweredAt = -Infinity
 
   /** The counts a decision reads: the shared totals while the store answers and they are larger, else this replica's own. */
   private countsOf (usage: ClientUsage, time: number): WindowPair {

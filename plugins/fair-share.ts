@@ -117,9 +117,10 @@ function refusalWarnings (log: FastifyBaseLogger, intervalMs: number): (client: 
  * Each client's fair share of the API: a sliding-window quota of requests on every route whose
  * config names `fairShare`, and on the Markdown route also of document bytes (by the declared
  * Content-Length, known before the body is read) and of renders at once. Decided in `onRequest`,
- * before the body is read: past its share a client gets 429 with Retry-After, and every answer of
- * a limited route carries the IETF draft's RateLimit and RateLimit-Policy headers. With Redis the
- * counts are synced in batches (lib/shared-counts.ts), never waited for.
+ * before the body is read: past its share a client gets 429 with Retry-After and the IETF draft's
+ * RateLimit and RateLimit-Policy headers, which the Markdown route always sends and the others once
+ * a client has used half its quota. With Redis the counts are synced in batches
+ * (lib/shared-counts.ts), never waited for.
  */
 export default fp(async function fairShare (fastify: FastifyInstance, options: FairShareOptions) {
   const shared = options.redisUrl !== undefined

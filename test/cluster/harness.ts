@@ -514,7 +514,12 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
       // it: wait until the master has started workers it did not have before.
       const deadline = performance.now() + 5000
       while (performance.now() < deadline) {
-        if (childrenOf(master).some((pid) => !before.has(pid))) return
+        if (childrenOf(master).some((pid) => !before.has(pid))) {
+          // The old workers close the idle keep-alive connections they leave: a request sent on
+          // one would race that close and be reset. The next requests connect to the new workers.
+          agent.destroy()
+          return
+        }
         await sleep(20)
       }
       throw new Error(`nginx did not reload: ${nginxErrorLog()}`)
