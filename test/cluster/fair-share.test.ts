@@ -1,5 +1,5 @@
 import t from 'tap'
-import { balancerLog, clusterTestSkip, startCluster } from './harness.js'
+import { balancerLog, clusterTestSkip, startCluster, STOCK_NGINX_CONFIG } from './harness.js'
 import { fairShareScenario, percentile } from '../fair-share-load.js'
 
 /** As test/fair-share-flood.test.ts: the polite clients' p99 during the flood within 3× their own, or under 100 ms. */
@@ -44,4 +44,21 @@ t.test('through deploy/nginx.conf and two replicas on Redis: one client flooding
   const flooderLines = balancerLog(cluster, logFrom).filter((line) => line.startsWith(`${flooderAddress} `))
   const replicasReached = new Set(cluster.replicas.map((replica) => `${replica.endpoint.host}:${replica.endpoint.port}`).filter((endpoint) => flooderLines.some((line) => line.includes(`upstream=${endpoint}`))))
   t.equal(replicasReached.size, 2, `nginx spread the flooder's requests over both replicas (${flooderLines.length} requests)`)
+})
+
+t.test('behind a stock nginx (X-Forwarded-For appended, no limit of its own): each client has its own share across both replicas, whatever it claims', { skip: clusterTestSkip }, async (t) => {
+  const cluster = await startCluster(t, { network: '127.0.10', nginxConfig: STOCK_NGINX_CONFIG, env: { LOG_LEVEL: 'warn', RATE_LIMIT_REQUESTS: '6' } })
+  const [client, other] = cluster.otherClientAddresses as [string, string]
+  const sun = (from: string, forged: string) =>
+    cluster.request('/api/date/suninfo?timestamp=1700000000&latitude=0&longitude=0', { from, agent: false, headers: { 'x-forwarded-for': forged } })
+  const statuses: number[] = []
+  for (let n = 0; n < 10; n++) {
+    statuses.push((await sun(client, `198.51.100.${n}`)).status)
+    await new Promise((resolve) => setTimeout(resolve, 150)) // past a sync, whichever replica answers
+  }
+  t.same(statuses.slice(0, 6), [200, 200, 200, 200, 200, 200], 'the share of six is served')
+  // A replica decides on the totals of its own last sync: one request may pass on totals a sync old.
+  t.ok(statuses.filter((status) => status === 200).length <= 7, `then refused, a new forged address on each request changing nothing (${statuses.join(' ')})`)
+  t.same(statuses.slice(-2), [429, 429], 'on either replica')
+  t.equal((await sun(other, '198.51.100.1')).status, 200, 'another client, claiming the same forged address, has its own share')
 })

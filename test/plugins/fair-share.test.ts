@@ -259,7 +259,7 @@ t.test('Redis stalled, then away: nothing is refused for the store\'s sake, and 
   const { stream, lines } = logLines()
   const env = { ...LIMITS, RATE_LIMIT_REQUESTS: '40', REDIS_URL: url, LOG_LEVEL: 'info' }
   const a = await build(t, env, { fairShare: { syncIntervalMs: 20 }, logStream: stream })
-  const b = await build(t, env, { fairShare: { syncIntervalMs: 20 } })
+  const b = await build(t, { ...env, LOG_LEVEL: 'silent' }, { fairShare: { syncIntervalMs: 20 } })
   await sleep(200)
   const polite = randomAddress()
   const flooder = randomAddress()
