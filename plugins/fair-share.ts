@@ -45,7 +45,7 @@ export interface FairShareOptions {
   syncIntervalMs?: number
 }
 
-export const POLICY_NAMES = { requests: 'requests', markdownBytes: 'markdown-bytes', markdownRenders: 'markdown-renders' } as const
+const POLICY_NAMES = { requests: 'requests', markdownBytes: 'markdown-bytes', markdownRenders: 'markdown-renders' } as const
 
 /** Clients whose counts each replica keeps, per policy (least recently seen forgotten first): about 200 bytes each. */
 const MAX_CLIENTS = 100_000
