@@ -2,8 +2,9 @@ import type { FastifyBaseLogger } from 'fastify'
 
 /**
  * Says that a store (the login throttle's, the fair-share counts') is away without a line per
- * failure: a replica sees one failure per login, sync or reconnection attempt. The first failure is logged at once, then at most one
- * line per interval with the failures seen since the last line, and one line when it is back.
+ * failure: a replica sees one failure per login, sync or reconnection attempt. The first failure
+ * is logged at once, then at most one line per interval with the failures seen since the last
+ * line, and one line when it is back.
  */
 export class StoreOutageLog {
   private failuresSinceLastLine = 0

@@ -35,7 +35,13 @@ t.test('invalid configuration fails with one line naming the variable', async (t
     [{ TRUST_PROXY: '10.0.0.1,' }, 'TRUST_PROXY'],
     [{ DATABASE_URL: 'postgres://%', JWT_SECRET: 'x'.repeat(32) }, 'DATABASE_URL'],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
-    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
+    [{ RATE_LIMIT_REQUESTS: '0' }, 'RATE_LIMIT_REQUESTS'],
+    [{ RATE_LIMIT_WINDOW: 'a minute' }, 'RATE_LIMIT_WINDOW'],
+    [{ RATE_LIMIT_MARKDOWN_RENDERS: '0' }, 'RATE_LIMIT_MARKDOWN_RENDERS'],
+    [{ RATE_LIMIT_MARKDOWN_BYTES: '1000', BODY_LIMIT: '2000' }, 'RATE_LIMIT_MARKDOWN_BYTES'],
+    [{ RATE_LIMIT_EXEMPT: '10.0.0.0/8, office' }, 'RATE_LIMIT_EXEMPT'],
+    [{ RATE_LIMIT_EXEMPT: '10.0.0.0/40' }, 'RATE_LIMIT_EXEMPT']
   ]
   for (const [env, variable] of cases) {
     const error = t.throws(() => loadConfig(env), ConfigError, JSON.stringify(env)) as unknown as Error
