@@ -61,9 +61,12 @@ const BYTES_PER_TABLE_CELL = 4
 /** What a refusal of a render beyond the client's renders at once asks it to wait: renders take up to seconds. */
 const RENDERS_RETRY_AFTER_SECONDS = 1
 
-function hasBody (request: FastifyRequest): boolean {
+/** The declared body size, at most `bodyLimit`; without Content-Length, `bodyLimit` for a chunked body, 0 for none. */
+function declaredBytes (request: FastifyRequest, bodyLimit: number): number {
   const length = request.headers['content-length']
-  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
+  if (length === undefined) return request.headers['transfer-encoding'] === undefined ? 0 : bodyLimit
+  const declared = Number(length)
+  return Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, bodyLimit) : bodyLimit
 }
 
 /** The IETF draft's RateLimit-Policy item of a windowed policy. */
@@ -166,7 +169,7 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     // A body still to come from a client straight on the socket is not read: Node would read it
     // all to keep the connection, and a flood of large documents costs its reading even refused.
     // Through a trusted balancer the body is already read (by it), and its connection is kept.
-    if (request.body === undefined && hasBody(request) && request.ip === request.socket.remoteAddress) reply.header('connection', 'close')
+    if (request.body === undefined && declaredBytes(request, options.bodyLimit) > 0 && request.ip === request.socket.remoteAddress) reply.header('connection', 'close')
     // Answered here, not thrown: a refusal is the client's, not a failure worth the error path's log line.
     void reply.send(errorBody(429, 'Too many requests'))
   }
@@ -203,18 +206,10 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
   /** Markdown requests that passed onRequest without a render place: their client and the bytes they were charged. */
   const smallDocuments = new WeakMap<FastifyRequest, { client: string, bytes: number }>()
 
-  /** The declared body size; without Content-Length, BODY_LIMIT for a chunked body, 0 for none. */
-  function declaredBytes (request: FastifyRequest): number {
-    const length = request.headers['content-length']
-    if (length === undefined) return request.headers['transfer-encoding'] === undefined ? 0 : options.bodyLimit
-    const declared = Number(length)
-    return Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, options.bodyLimit) : options.bodyLimit
-  }
-
   function limitDocument (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const client = clientOf(request)
     if (client === undefined) return done()
-    const bytes = declaredBytes(request)
+    const bytes = declaredBytes(request, options.bodyLimit)
     // Documents that may go to a render thread take a place among the client's renders; a small
     // one that still does (a table of many cells) is found once its body is read (limitTableDocument).
     const takesRenderPlace = bytes > MAX_EVENT_LOOP_RENDER_LENGTH
