@@ -47,23 +47,45 @@ await build({
  * on them, keep a process each and run beside these.
  */
 const SHARED_PROCESSES = ['test/clients', 'test/lib', 'test/plugins', 'test/routes']
+/**
+ * Files that load the machine (a flood, hundreds of requests a second through killed and restarted
+ * replicas) and assert that no request fails or that latency stays bounded: one after the other in
+ * one process, started first, so that no two of them share the two cores. Side by side, a replica
+ * of one starved past under-pressure's 1 s event-loop bound and answered 503 (CI, stop 51).
+ */
+const UNDER_LOAD = [
+  'test/cluster/fair-share.test.ts',
+  'test/cluster/hard-faults-stock-nginx.test.ts',
+  'test/cluster/hard-faults.test.ts',
+  'test/cluster/postgres-restart.test.ts',
+  'test/cluster/rolling-restart-stock-nginx.test.ts',
+  'test/cluster/rolling-restart.test.ts',
+  'test/fair-share-flood.test.ts'
+]
+/** Their sum is about 8 minutes on CI, past tap's 10-minute bound per process with little room. */
+const UNDER_LOAD_TIMEOUT_MS = 25 * 60_000
 /** Folders whose files mostly wait on what they start (Chromium, the CLI): started first, their waits overlap the rest. */
 const WAITING = ['test/browser', 'test/cli']
 
 // What tap runs: a file per process in .test-build/processes/, each importing the compiled test
-// files it runs. tap starts them in the order of their paths: 1-waiting/, 2-shared/, 3-others/.
+// files it runs. tap starts them in the order of their paths: 0-under-load/, 1-waiting/, 2-shared/, 3-others/.
 const processes = join(outdir, 'processes')
 const testFiles = sources.filter((file) => file.startsWith('test/') && file.endsWith('.test.ts')).sort()
 const inFolder = (file, folders) => folders.some((folder) => file.startsWith(folder + '/'))
-const writeProcess = (entry, files, comment) => {
+const writeProcess = (entry, files, comment, preamble = '') => {
   const imports = files.map((file) => `import ${JSON.stringify('./' + relative(dirname(entry), join(outdir, file.replace(/\.ts$/, '.js'))))}\n`)
   mkdirSync(dirname(entry), { recursive: true })
-  writeFileSync(entry, (comment === undefined ? '' : `// ${comment}\n`) + imports.join(''))
+  writeFileSync(entry, (comment === undefined ? '' : `// ${comment}\n`) + preamble + imports.join(''))
 }
+const missing = UNDER_LOAD.filter((file) => !testFiles.includes(file))
+if (missing.length > 0) throw new Error(`UNDER_LOAD names test files that are not there: ${missing.join(', ')}`)
+writeProcess(join(processes, '0-under-load', 'under-load.test.js'), UNDER_LOAD,
+  'The test files that load the machine, one after the other (scripts/build-tests.mjs, UNDER_LOAD).',
+  `import t from 'tap'\nt.setTimeout(${UNDER_LOAD_TIMEOUT_MS})\n`)
 for (const folder of SHARED_PROCESSES) {
   const files = testFiles.filter((file) => inFolder(file, [folder]))
   writeProcess(join(processes, '2-shared', `${basename(folder)}.test.js`), files, `Every test file of ${folder}/, in one process (scripts/build-tests.mjs).`)
 }
-for (const file of testFiles.filter((file) => !inFolder(file, SHARED_PROCESSES))) {
+for (const file of testFiles.filter((file) => !inFolder(file, SHARED_PROCESSES) && !UNDER_LOAD.includes(file))) {
   writeProcess(join(processes, inFolder(file, WAITING) ? '1-waiting' : '3-others', file.replace(/\.ts$/, '.js')), [file])
 }
