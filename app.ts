@@ -114,7 +114,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   })
   await app.register(activity)
   await app.register(loginThrottle, { ...options.loginThrottle, ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {}) })
-  await app.register(markdownRenderer, options.markdownRenderer ?? {})
+  await app.register(markdownRenderer, { rawHtml: config.MARKDOWN_RAW_HTML, ...options.markdownRenderer })
   // Before the routes: it limits each route that names `fairShare` in its config as it is added.
   await app.register(fairShare, {
     windowSeconds: config.RATE_LIMIT_WINDOW,

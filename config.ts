@@ -35,6 +35,8 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_MARKDOWN_RENDERS: Type.Integer({ minimum: 1, default: 1 }),
   /** Comma-separated addresses or CIDR ranges the fair-share limits never apply to (not the login throttle). */
   RATE_LIMIT_EXEMPT: Type.String({ default: '' }),
+  /** Raw HTML in Markdown: `github`, through GitHub's allowlist; `escape`, every tag shown as text (lib/markdown.ts). */
+  MARKDOWN_RAW_HTML: Type.Union([Type.Literal('github'), Type.Literal('escape')], { default: 'github' }),
   /** Port of the Prometheus metrics listener; unset, no metrics are served. */
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   /** Address of the metrics listener; HOST by default. */

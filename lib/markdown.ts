@@ -10,12 +10,15 @@ import { budgetFootnoteReferences } from './markdown/footnote-references.js'
 import { githubAlerts } from './markdown/alerts.js'
 import { githubEmoji } from './markdown/emoji.js'
 import { headingAnchors } from './markdown/anchors.js'
+import { githubRawHtml, markedEnv, ownMarkOf } from './markdown/raw-html.js'
+import { githubHtml } from './markdown/github-html.js'
+import { randomBytes } from 'node:crypto'
 
 /**
  * Markdown to HTML that is safe to embed: GitHub Flavored Markdown (CommonMark plus tables,
- * strikethrough, task list items and extended autolinks),
- * raw HTML escaped, dangerous URL schemes never emitted as links, and work bounded by the size
- * of the input whatever its shape. Built on markdown-it's public interface: its options, its
+ * strikethrough, task list items and extended autolinks), raw HTML as github.com shows it (or
+ * escaped), dangerous URL schemes never emitted, and work bounded by the size of the input
+ * whatever its shape. Built on markdown-it's public interface: its options, its
  * `validateLink`, rules added through its rulers, and renderer rules. Knows nothing of HTTP.
  */
 
@@ -105,9 +108,12 @@ function keepEscapesInAltText (renderImage: RendererRule): RendererRule {
   }
 }
 
-function createRenderer (): MarkdownIt {
+/** What becomes of raw HTML in the input: GitHub's allowlist, or all of it escaped (the operator's MARKDOWN_RAW_HTML). */
+export type RawHtml = 'github' | 'escape'
+
+function createRenderer (rawHtml: RawHtml): MarkdownIt {
   // markdown-it reads maxNesting from its options; @types/markdown-it does not declare it.
-  const options: Options & { maxNesting: number } = { html: false, linkify: false, typographer: false, maxNesting: MAX_NESTING }
+  const options: Options & { maxNesting: number } = { html: rawHtml === 'github', linkify: false, typographer: false, maxNesting: MAX_NESTING }
   const md = new MarkdownIt('commonmark', options).enable(['table', 'strikethrough'])
   md.validateLink = isSafeUrl
   md.inline.ruler.before('strikethrough', 'tilde_runs_as_text', tildeRunsAsText)
@@ -124,12 +130,22 @@ function createRenderer (): MarkdownIt {
   md.use(budgetPaddedTableCells)
   md.use(budgetReusedReferences)
   md.use(budgetFootnoteReferences)
+  if (rawHtml === 'github') md.use(githubRawHtml)
   return md
 }
 
-const renderer = createRenderer()
+const renderers: Record<RawHtml, MarkdownIt> = { github: createRenderer('github'), escape: createRenderer('escape') }
 
-/** HTML for a Markdown source; `""` for `""`. Safe to insert into a web page as it is. */
-export function renderSafeMarkdown (source: string): string {
-  return renderer.render(source, {})
+/**
+ * HTML for a Markdown source; `""` for `""`. Safe to insert into a web page as it is. A document
+ * with raw HTML, under `github`, is sanitized whole (markdown/github-html.ts); any other is
+ * markdown-it's output, whose every tag the service writes.
+ */
+export function renderSafeMarkdown (source: string, rawHtml: RawHtml = 'github'): string {
+  const md = renderers[rawHtml]
+  if (rawHtml === 'escape') return md.render(source, {})
+  const env = markedEnv(randomBytes(12).toString('base64url'))
+  const html = md.render(source, env)
+  const mark = ownMarkOf(env)
+  return mark === undefined ? html : githubHtml(html, mark, isSafeUrl)
 }

@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'
 import { HttpError } from './errors.js'
-import { renderSafeMarkdown } from '../lib/markdown.js'
+import { renderSafeMarkdown, type RawHtml } from '../lib/markdown.js'
+import type { RenderTask } from './markdown-render-task.js'
 import type { MarkdownHtml } from '../schemas/markdown.js'
 
 declare module 'fastify' {
@@ -109,6 +110,8 @@ export function possibleTableCells (source: string): number {
 }
 
 export interface MarkdownRendererOptions {
+  /** What becomes of raw HTML (MARKDOWN_RAW_HTML); `github` by default. */
+  rawHtml?: RawHtml
   /** Render threads; by default RENDER_THREADS. */
   threads?: number
   /** By default MAX_PENDING_MARKDOWN_LENGTH. */
@@ -127,11 +130,12 @@ const workerFile = new URL(`./markdown-render-task${extname(fileURLToPath(import
  */
 export default fp(async function markdownRenderer (fastify: FastifyInstance, options: MarkdownRendererOptions) {
   const {
+    rawHtml = 'github',
     threads = RENDER_THREADS,
     maxPendingLength = MAX_PENDING_MARKDOWN_LENGTH,
     threadHeapMb = RENDER_THREAD_HEAP_MB
   } = options
-  const pool = new Piscina<string, Uint8Array>({
+  const pool = new Piscina<RenderTask, Uint8Array>({
     filename: workerFile.href,
     minThreads: 0,
     maxThreads: threads,
@@ -145,19 +149,19 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
   // render starts a thread, which takes the queue in order.
   pool.on('workerDestroy', () => {
     // Once the dead thread is out of piscina's count, which happens after this event.
-    setImmediate(() => { if (pool.queueSize > 0) pool.run('').catch(() => {}) })
+    setImmediate(() => { if (pool.queueSize > 0) pool.run({ source: '', rawHtml }).catch(() => {}) })
   })
   // A thread that fails outside any render (it cannot start) is reported here, not thrown.
   pool.on('error', (error: unknown) => { fastify.log.error({ err: error }, 'render thread failed') })
 
   fastify.decorate('markdown', {
     async render (source: string): Promise<RenderedMarkdown> {
-      if (rendersQuickly(source)) return { data: renderSafeMarkdown(source) }
+      if (rendersQuickly(source)) return { data: renderSafeMarkdown(source, rawHtml) }
       if (pendingLength + source.length > maxPendingLength) {
         throw new HttpError(503, 'Service unavailable', { 'retry-after': '1' })
       }
       pendingLength += source.length
-      const rendered = pool.run(source)
+      const rendered = pool.run({ source, rawHtml })
       inFlight.add(rendered)
       try {
         return await rendered

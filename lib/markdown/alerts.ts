@@ -1,5 +1,6 @@
 import type MarkdownIt from 'markdown-it'
 import { alert } from '@mdit/plugin-alert'
+import { ownMarkAttribute } from './raw-html.js'
 
 /**
  * GitHub's alerts, by @mdit/plugin-alert: a block quote of the document (not nested in another
@@ -17,6 +18,6 @@ export function githubAlerts (md: MarkdownIt): void {
   md.use(alert, {
     alertNames: Object.keys(TITLES),
     // The plugin names the kind as the marker is written (`[!note]` would be "Note", `[!NOTE]` "NOTE").
-    titleRender: (tokens, index) => `<p class="markdown-alert-title">${TITLES[tokens[index]!.markup.toLowerCase()] ?? ''}</p>\n`
+    titleRender: (tokens, index, _options, env) => `<p class="markdown-alert-title"${ownMarkAttribute(env)}>${TITLES[tokens[index]!.markup.toLowerCase()] ?? ''}</p>\n`
   })
 }

@@ -2,6 +2,7 @@ import type MarkdownIt from 'markdown-it'
 import type { StateCore, Token } from 'markdown-it'
 import GithubSlugger from 'github-slugger'
 import { footnoteIdsOf, ID_PREFIX } from './footnotes.js'
+import { isShownAsText } from './raw-html.js'
 
 /**
  * Heading ids and in-document links.
@@ -16,12 +17,13 @@ import { footnoteIdsOf, ID_PREFIX } from './footnotes.js'
  * prefix, points at the real id, so that it works in any page as it is.
  */
 
-/** The text a heading's id is made from: its text and code, emoji by name, markup left out. */
+/** The text a heading's id is made from: its text and code, emoji by name, markup (raw HTML's too) left out. */
 function headingText (inline: Token): string {
   let text = ''
   for (const child of inline.children ?? []) {
     if (child.type === 'text' || child.type === 'code_inline') text += child.content
     else if (child.type === 'emoji') text += `:${child.markup}:`
+    else if (child.type === 'html_inline' && isShownAsText(child.content)) text += child.content
     else if (child.type === 'softbreak' || child.type === 'hardbreak') text += ' '
   }
   return text

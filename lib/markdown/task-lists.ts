@@ -1,5 +1,6 @@
 import type MarkdownIt from 'markdown-it'
 import type { StateCore } from 'markdown-it'
+import { ownMarkAttribute } from './raw-html.js'
 
 /**
  * GFM's task list items (spec 0.29, "Task list items (extension)"): a list item whose first
@@ -25,6 +26,6 @@ function markTaskListItems (state: StateCore): void {
 
 export function taskLists (md: MarkdownIt): void {
   md.core.ruler.after('inline', 'task_lists', markTaskListItems)
-  md.renderer.rules.task_checkbox = (tokens, index) =>
-    (tokens[index]!.meta as { checked: boolean }).checked ? '<input type="checkbox" checked="" disabled="" />' : '<input type="checkbox" disabled="" />'
+  md.renderer.rules.task_checkbox = (tokens, index, _options, env) =>
+    `<input type="checkbox"${(tokens[index]!.meta as { checked: boolean }).checked ? ' checked=""' : ''} disabled=""${ownMarkAttribute(env)} />`
 }

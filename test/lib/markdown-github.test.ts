@@ -108,7 +108,9 @@ t.test("heading ids: GitHub's slugs, prefixed user-content-", async (t) => {
   t.equal(render('# a\n# a\n## a\n# a-1'),
     '<h1 id="user-content-a">a</h1>\n<h1 id="user-content-a-1">a</h1>\n<h2 id="user-content-a-2">a</h2>\n<h1 id="user-content-a-1-1">a-1</h1>\n', 'repeats numbered')
   t.equal(render('## :rocket: Launch'), '<h2 id="user-content-rocket-launch">🚀 Launch</h2>\n', 'an emoji shortcode counts as its name, as on GitHub')
-  t.equal(render('# "><script>x</script>'), '<h1 id="user-content-scriptxscript">&quot;&gt;&lt;script&gt;x&lt;/script&gt;</h1>\n', 'hostile text: slugged and escaped')
+  t.equal(render('# "><script>x</script>', 'escape'), '<h1 id="user-content-scriptxscript">&quot;&gt;&lt;script&gt;x&lt;/script&gt;</h1>\n', 'hostile text: slugged and escaped')
+  t.equal(render('# "><script>x</script>'), '<h1 id="user-content-scriptxscript">">&lt;script>x&lt;/script></h1>\n', 'by default too, the tagfilter showing the script tags as text')
+  t.equal(render('## Press <kbd>Ctrl</kbd>'), '<h2 id="user-content-press-ctrl">Press <kbd>Ctrl</kbd></h2>\n', "raw HTML's text counts, not its tags")
   t.equal(render('# Footnote label\n\na[^1]\n\n[^1]: b').split('\n')[0], '<h1 id="user-content-footnote-label-1">Footnote label</h1>',
     "the footnotes' heading keeps its id")
 })

@@ -49,6 +49,30 @@ const raw: Array<[string, string]> = [
   ['raw HTML inside strikethrough', '~~<script>alert(1)</script>~~'],
   ['raw HTML as link text', '[<img src=x onerror=alert(1)>](https://example.com)'],
   ['NUL inside a tag name', '<scr\u0000ipt>alert(1)</scr\u0000ipt>'],
+  // Raw HTML that GitHub's allowlist keeps, with what it must not keep (issue #46)
+  ['allowed elements with event handlers', '<p align="center" onclick="alert(1)"><img src="x" onerror="alert(1)" width="200"></p> <kbd onmouseover=alert(1)>k</kbd>'],
+  ['details open ontoggle around Markdown', '<details open ontoggle=alert(1)>\n<summary onclick=alert(1)>s</summary>\n\n**x** [y](javascript:alert(1))\n\n</details>'],
+  ['allowed elements with hostile URLs', '<a href="javascript:alert(1)">a</a> <img src="javascript:alert(1)"> <q cite="javascript:alert(1)">q</q> <img longdesc="javascript:alert(1)" src=x>'],
+  ['hostile URLs obfuscated by entities and whitespace', '<a href="&#106;avascript:alert(1)">a</a> <a href=" &#x09;java&#x0A;script:alert(1)">b</a> <a href="jav&Tab;ascript:alert(1)">c</a> <a href="&#x01;javascript:alert(1)">d</a> <a href="java%09script:alert(1)">e</a>'],
+  ['srcset with a hostile candidate', '<picture><source srcset="a.png 1x, javascript:alert(1) 2x"><source srcset="javascript:alert(1)"><img srcset="data:text/html,x 2x" src=a.png></picture>'],
+  ['svg namespace confusion with style', '<svg></p><style><a id="</style><img src=1 onerror=alert(1)>">'],
+  ['math namespace confusion with mglyph', '<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>'],
+  ['math and form nesting (DOMPurify 2.0.0)', '<form><math><mtext></form><form><mglyph><style></math><img src onerror=alert(1)>'],
+  ['noscript parsing differential', '<noscript><style></noscript><img src=x onerror=alert(1)></style></noscript>'],
+  ['xmp and title parsing differentials', '<xmp><p title="</xmp><img src=x onerror=alert(1)>"> <title><a title="</title><img src=x onerror=alert(1)>">'],
+  ['textarea parsing differential', '<textarea><p title="</textarea><img src=x onerror=alert(1)>">'],
+  ['iframe srcdoc, object, embed', '<iframe srcdoc="<script>alert(1)</script>"></iframe><object data="javascript:alert(1)"></object><embed src="javascript:alert(1)">'],
+  ['base, meta refresh, link', '<base href="javascript:alert(1)//"><meta http-equiv="refresh" content="0;url=javascript:alert(1)"><link rel=import href=x>'],
+  ['formaction on an input and a button', '<input type=submit formaction="javascript:alert(1)"><button formaction=javascript:alert(1)>b</button>'],
+  ['DOM clobbering through name and id', '<img name="getElementById"><a id="location" href="x">a</a><form name="cookie"></form><a name="install"></a>'],
+  ['forged own markup', '<div class="markdown-alert markdown-alert-note" data-meridian-own="x" id="fn-1">x</div><input type="checkbox" disabled data-meridian-own="0"><h2 id="user-content-x" style="color:red">h</h2>'],
+  ['an open tag swallowing a heading', '<div\nonclick="alert(1)" style="position:fixed"\n\n# Heading\n'],
+  ['an open tag swallowing a footnote reference', '<a\nhref="javascript:alert(1)" onclick="alert(2)"\n\nText[^1]\n\n[^1]: note'],
+  ['an open tag swallowing a task checkbox and a table cell', '<input\nonclick="alert(1)"\n\n- [x] task\n\n<th\nstyle="background:url(javascript:alert(1))"\n\n| a |\n|:-|\n| b |'],
+  ['an open attribute value swallowing the rest', '<div title="\n\n# Heading\n\n<img src=x onerror=alert(1)>\n\n[x](https://a.b) "> tail'],
+  ['an unclosed comment', 'a <!-- b\n\n<script>alert(1)</script>\n\n# c'],
+  ['style and class from the input', '<span style="background:url(javascript:alert(1))" class="sr-only markdown-alert">s</span> <div data-x="1" target="_blank" rel="opener">d</div>'],
+  ['script content inside allowed elements', '<div><script>alert(1)</script><style>*{color:red}</style></div>'],
   // Link and image URLs
   ['javascript link', '[a](javascript:alert(1))'],
   ['javascript link, upper case', '[a](JAVASCRIPT:alert(1))'],
@@ -126,20 +150,32 @@ const raw: Array<[string, string]> = [
 
 export const hostileInputs: HostileInput[] = raw.map(([name, markdown]) => ({ name, markdown }))
 
-/** Everything our renderer may emit. Anything else came from the input. */
+/**
+ * Everything the renderer may emit: Markdown's elements, and those GitHub keeps of raw HTML
+ * (issue #46, from html-pipeline's SanitizationFilter). Anything else came from the input unfiltered.
+ */
 const ALLOWED_ELEMENTS = new Set([
   'p', 'em', 'strong', 'a', 'img', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li', 'hr', 'br',
   'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 's', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'input',
-  'sup', 'section', 'div'
+  'sup', 'section', 'div',
+  'b', 'dd', 'del', 'details', 'dl', 'dt', 'i', 'ins', 'kbd', 'picture', 'q', 'rp', 'rt', 'ruby', 'samp',
+  'source', 'span', 'strike', 'sub', 'summary', 'tfoot', 'tt', 'var'
 ])
+/** Markdown's attributes, and GitHub's for raw HTML: none loads or runs anything but the URL ones, checked below. */
 const ALLOWED_ATTRIBUTES = new Set([
   'href', 'src', 'alt', 'title', 'class', 'start', 'style', 'type', 'checked', 'disabled',
-  'id', 'data-footnote-ref', 'data-footnote-backref', 'data-footnotes', 'aria-describedby', 'aria-label'
+  'id', 'data-footnote-ref', 'data-footnote-backref', 'data-footnotes', 'aria-describedby', 'aria-label',
+  'abbr', 'accept', 'accept-charset', 'accesskey', 'action', 'align', 'axis', 'border', 'cellpadding', 'cellspacing',
+  'char', 'charoff', 'charset', 'clear', 'colspan', 'color', 'cols', 'compact', 'coords', 'datetime', 'dir', 'enctype',
+  'frame', 'hspace', 'headers', 'height', 'hreflang', 'for', 'ismap', 'itemprop', 'itemscope', 'itemtype', 'label',
+  'lang', 'maxlength', 'media', 'method', 'multiple', 'name', 'nohref', 'noshade', 'nowrap', 'open', 'prompt',
+  'readonly', 'rev', 'rowspan', 'rows', 'rules', 'scope', 'selected', 'shape', 'size', 'span', 'summary', 'tabindex',
+  'usemap', 'valign', 'value', 'width', 'cite', 'longdesc', 'srcset', 'aria-labelledby'
 ])
 /** Classes our renderer gives: a fence's language, GitHub's footnotes and alerts. */
 const ALLOWED_CLASS = /^(?:language-\S*|footnotes|sr-only|data-footnote-backref|markdown-alert-title|markdown-alert markdown-alert-(?:note|tip|important|warning|caution))$/
-/** Every id and id reference carries GitHub's prefix, so that none clobbers an id of the embedding page. */
-const ID_ATTRIBUTES = new Set(['id', 'aria-describedby'])
+/** Every id, name and id reference carries GitHub's prefix, so that none clobbers an id of the embedding page. */
+const ID_ATTRIBUTES = new Set(['id', 'name', 'aria-describedby', 'aria-labelledby'])
 
 /** Named as the brief names them, for readable failures; the allow-list above covers more. */
 const SCRIPT_CAPABLE_ELEMENTS = new Set([
@@ -148,7 +184,7 @@ const SCRIPT_CAPABLE_ELEMENTS = new Set([
 ])
 
 /** Attributes whose value a browser may load or navigate to. */
-const URL_ATTRIBUTES = new Set(['href', 'src', 'action', 'formaction', 'data', 'poster', 'background', 'xlink:href', 'srcset', 'srcdoc'])
+const URL_ATTRIBUTES = new Set(['href', 'src', 'action', 'formaction', 'data', 'poster', 'background', 'xlink:href', 'srcdoc', 'cite', 'longdesc', 'itemtype'])
 
 /* eslint-disable-next-line no-control-regex */
 const EDGE_CONTROLS_AND_SPACES = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g
@@ -197,6 +233,8 @@ export function unsafeParts (html: string): string[] {
         if (name.startsWith('on')) problems.push(`event handler ${name} on <${tagName}>`)
         else if (!ALLOWED_ATTRIBUTES.has(name)) problems.push(`unexpected attribute ${name} on <${tagName}>`)
         if (URL_ATTRIBUTES.has(name) && isDangerousUrl(value)) problems.push(`dangerous URL in ${name}: ${value}`)
+        // Every piece between whitespace and commas, whichever a browser takes for a candidate's URL.
+        if (name === 'srcset' && value.split(/[\t\n\f\r ,]+/).some(isDangerousUrl)) problems.push(`dangerous URL in srcset: ${value}`)
         if (name === 'style' && !/^text-align:(left|right|center)$/.test(value)) problems.push(`style ${value}`)
         if (name === 'class' && !ALLOWED_CLASS.test(value)) problems.push(`class ${value}`)
         if (ID_ATTRIBUTES.has(name) && !value.startsWith('user-content-')) problems.push(`${name} ${value} without the user-content- prefix`)

@@ -19,7 +19,8 @@ t.test('CommonMark basics render', async (t) => {
 
 t.test('nothing beyond GitHub Flavored Markdown', async (t) => {
   t.equal(render('"quotes" -- (c)'), '<p>&quot;quotes&quot; -- (c)</p>\n', 'no typographer')
-  t.equal(render('<b>bold</b>'), '<p>&lt;b&gt;bold&lt;/b&gt;</p>\n', 'raw HTML is text')
+  t.equal(render('<b>bold</b>', 'escape'), '<p>&lt;b&gt;bold&lt;/b&gt;</p>\n', 'raw HTML is text under MARKDOWN_RAW_HTML=escape')
+  t.equal(render('<b>bold</b>'), '<p><b>bold</b></p>\n', 'and as GitHub renders it by default')
 })
 
 t.test('GitHub tables', async (t) => {
@@ -157,8 +158,8 @@ t.test('escaped characters and entities stay in alt text, as CommonMark says', a
 t.test('the hostile corpus renders to HTML that cannot run script', async (t) => {
   t.ok(hostileInputs.length >= 60, `${hostileInputs.length} hostile inputs`)
   for (const { name, markdown } of hostileInputs) {
-    const html = render(markdown)
-    t.same(unsafeParts(html), [], name)
+    t.same(unsafeParts(render(markdown)), [], name)
+    t.same(unsafeParts(render(markdown, 'escape')), [], `${name}, raw HTML escaped`)
   }
 })
 
@@ -168,7 +169,10 @@ const FRAGMENTS = [
   ':', '"', "'", '&', ';', '\\', '\u0000', '\u0001', 'javascript', 'JaVa', 'script', 'vbscript', 'data', 'file',
   'text/html', 'image/svg+xml', 'image/png;base64,', '&#106;', '&#x09;', '&colon;', '&#58;', '%3A', '%09', '<script>',
   '<img src=x ', 'onerror=', 'onload=', 'alert(1)', 'href=', '<svg', '<a ', '<style>', '<!--', '-->', '<![CDATA[',
-  '[r]: ', '[r]', 'http://x', 'mailto:', 'x', '[^', '[^r]', '[^r]: ', ']:', '> [!NOTE]\n', '[!TIP]', ':tada:', ':', '# ', '#r'
+  '[r]: ', '[r]', 'http://x', 'mailto:', 'x', '[^', '[^r]', '[^r]: ', ']:', '> [!NOTE]\n', '[!TIP]', ':tada:', ':', '# ', '#r',
+  '<div', '<details open ', 'ontoggle=', '<math>', '<mglyph>', '<noscript>', '</style>', '</p>', '<textarea>', '<title>',
+  'srcset=', ' 2x,', '<source ', 'data-meridian-own=', 'class="markdown-alert" ', '<input ', 'formaction=', '<base ',
+  'name=', 'id=', '- [x] ', '| a |\n|:-|\n', '=', '"'
 ]
 
 t.test('random documents of hostile pieces render to HTML that cannot run script', async (t) => {
@@ -191,7 +195,9 @@ t.test('the safety check itself finds what it looks for', async (t) => {
     ['<svg><a href="x">a</a></svg>', /script-capable element <svg>/],
     ['<p style="background:url(x)">a</p>', /style/],
     ['<iframe srcdoc="x"></iframe>', /iframe/],
-    ['<span>a</span>', /unexpected element <span>/],
+    ['<font>a</font>', /unexpected element <font>/],
+    ['<img srcset="a.png 1x, javascript:alert(1) 2x">', /dangerous URL in srcset/],
+    ['<a name="install"></a>', /name install without the user-content- prefix/],
     ['<h2 id="install">a</h2>', /id install without the user-content- prefix/],
     ['<sup><a href="#x" aria-describedby="footnote-label">1</a></sup>', /aria-describedby footnote-label without/],
     ['<div class="markdown-alert markdown-alert-x">a</div>', /class markdown-alert markdown-alert-x/]

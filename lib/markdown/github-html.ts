@@ -1,0 +1,215 @@
+import type { Element, ElementContent, Properties, Root, RootContent } from 'hast'
+import { fromParse5 } from 'hast-util-from-parse5'
+import { defaultSchema, sanitize, type Schema } from 'hast-util-sanitize'
+import { toHtml } from 'hast-util-to-html'
+import { parseFragment, type DefaultTreeAdapterMap } from 'parse5'
+
+/**
+ * A rendered document that holds raw HTML, made what github.com would show: parsed whole by an
+ * HTML5 parser (parse5, the algorithm browsers use), sanitized by hast-util-sanitize with GitHub's
+ * allowlist, and written out again. docs/decisions.md ("Raw HTML") says why this sanitizer.
+ *
+ * The service's own markup (heading ids, footnotes, alerts, task-list checkboxes, table alignment,
+ * a fence's language) carries this render's mark (raw-html.ts). It is set aside before sanitizing
+ * and put back after, through a second schema that holds exactly the attributes the service writes,
+ * so that raw HTML can neither forge it (an input `class="markdown-alert"` is dropped) nor, by
+ * leaving a tag open before it, add attributes of its own to it.
+ */
+
+type Parse5Node = DefaultTreeAdapterMap['node']
+type Parse5Parent = DefaultTreeAdapterMap['parentNode']
+
+/**
+ * Elements nested deeper are made siblings, as Chromium's parser does past this depth (512): the
+ * tree utilities recurse, and 1 MiB of `<div>` would otherwise be 200,000 levels.
+ */
+export const MAX_HTML_DEPTH = 32
+
+/** The service's URL policy, given by lib/markdown.ts: false for a URL that must not be emitted. */
+export type UrlPolicy = (url: string) => boolean
+
+const MARK_PROPERTY = 'dataMeridianOwn'
+
+/** Properties of raw HTML that hold URLs; each goes through the service's URL policy. */
+const URL_PROPERTIES = ['href', 'src', 'cite', 'longDesc'] as const
+
+const withoutClassesAndData = (definitions: Schema['attributes']): NonNullable<Schema['attributes']> => Object.fromEntries(
+  Object.entries(definitions ?? {}).map(([tagName, properties]) => [tagName, properties.filter((property) => {
+    const name = typeof property === 'string' ? property : property[0]
+    return name !== 'className' && !name.startsWith('data')
+  })]))
+
+/**
+ * GitHub's allowlist for raw HTML, as hast-util-sanitize's default schema holds it (taken from
+ * github.com), less what it allows for the markup GitHub itself writes: no `class`, no `data-*`, no
+ * `<input>`. URLs are checked by the service's policy (`UrlPolicy`) instead of its list of schemes,
+ * so that raw HTML and Markdown links follow one rule.
+ */
+const RAW_HTML_SCHEMA: Schema = {
+  ...defaultSchema,
+  tagNames: defaultSchema.tagNames!.filter((tagName) => tagName !== 'input'),
+  attributes: {
+    ...withoutClassesAndData(defaultSchema.attributes),
+    '*': [...defaultSchema.attributes!['*']!, MARK_PROPERTY]
+  },
+  required: {},
+  protocols: {},
+  strip: ['script', 'style']
+}
+
+const OWN_ID = /^user-content-/
+const ALERT_KINDS = ['note', 'tip', 'important', 'warning', 'caution']
+
+/** Exactly the markup the service writes that raw HTML may not: checked again, values included, when it is put back. */
+const OWN_MARKUP_SCHEMA: Schema = {
+  tagNames: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'th', 'td', 'div', 'p', 'code', 'section', 'li', 'a', 'input'],
+  attributes: {
+    ...Object.fromEntries(['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((heading) => [heading, [['id', OWN_ID]]])),
+    h2: [['id', OWN_ID], ['className', 'sr-only']],
+    th: [['style', /^text-align:(?:left|right|center)$/]],
+    td: [['style', /^text-align:(?:left|right|center)$/]],
+    div: [['className', 'markdown-alert', ...ALERT_KINDS.map((kind) => `markdown-alert-${kind}`)]],
+    p: [['className', 'markdown-alert-title']],
+    code: [['className', /^language-/]],
+    section: ['dataFootnotes', ['className', 'footnotes']],
+    li: [['id', OWN_ID]],
+    a: [['href', /^#user-content-/], ['id', OWN_ID], 'dataFootnoteRef', 'dataFootnoteBackref',
+      ['ariaDescribedBy', OWN_ID], ['ariaLabel', /^Back to reference [\d-]+$/], ['className', 'data-footnote-backref']],
+    input: [['type', 'checkbox'], 'checked', 'disabled']
+  },
+  required: { input: { type: 'checkbox', disabled: true } },
+  clobber: [],
+  protocols: {},
+  ancestors: {},
+  strip: []
+}
+
+/** Past MAX_HTML_DEPTH, each element follows its ancestor at that depth, empty, then its own content. */
+function flattenDeepElements (fragment: Parse5Parent): void {
+  const stack: Array<{ node: Parse5Parent, depth: number }> = [{ node: fragment, depth: 0 }]
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop()!
+    if (node.nodeName === 'template') (node as DefaultTreeAdapterMap['template']).content.childNodes = []
+    if (depth === MAX_HTML_DEPTH) {
+      node.childNodes = flattened(node.childNodes, node)
+      continue
+    }
+    for (const child of node.childNodes) {
+      if ('childNodes' in child) stack.push({ node: child, depth: depth + 1 })
+    }
+  }
+}
+
+function flattened (nodes: Parse5Node[], parent: Parse5Parent): DefaultTreeAdapterMap['childNode'][] {
+  const sequence: DefaultTreeAdapterMap['childNode'][] = []
+  const pending = [...nodes].reverse()
+  while (pending.length > 0) {
+    const node = pending.pop()! as DefaultTreeAdapterMap['childNode']
+    if ('childNodes' in node) {
+      if (node.nodeName === 'template') (node as DefaultTreeAdapterMap['template']).content.childNodes = []
+      for (let index = node.childNodes.length - 1; index >= 0; index--) pending.push(node.childNodes[index]!)
+      node.childNodes = []
+    }
+    node.parentNode = parent
+    sequence.push(node)
+  }
+  return sequence
+}
+
+/** Every element of a tree, parents before children, without recursion. */
+function * elementsOf (root: Root): Generator<Element> {
+  const pending: Array<Root | RootContent | ElementContent> = [root]
+  while (pending.length > 0) {
+    const node = pending.pop()!
+    if (node.type === 'element') yield node
+    if ('children' in node) for (let index = node.children.length - 1; index >= 0; index--) pending.push(node.children[index]!)
+  }
+}
+
+/** Own markup set aside: its mark becomes an index into `own`; a mark that is not this render's is removed. */
+function setAsideOwnMarkup (tree: Root, mark: string): Array<{ tagName: string, properties: Properties }> {
+  const own: Array<{ tagName: string, properties: Properties }> = []
+  for (const element of elementsOf(tree)) {
+    const value = element.properties[MARK_PROPERTY]
+    if (value === undefined) continue
+    if (value !== mark) {
+      delete element.properties[MARK_PROPERTY]
+      continue
+    }
+    delete element.properties[MARK_PROPERTY]
+    own.push({ tagName: element.tagName, properties: element.properties })
+    element.tagName = 'span'
+    element.properties = { [MARK_PROPERTY]: String(own.length - 1) }
+  }
+  return own
+}
+
+function putBack (element: Element, own: { tagName: string, properties: Properties }): void {
+  const checked = sanitize({ type: 'element', tagName: own.tagName, properties: own.properties, children: [] }, OWN_MARKUP_SCHEMA)
+  if (checked.type === 'element') {
+    element.tagName = checked.tagName
+    element.properties = checked.properties
+  } else {
+    element.properties = {}
+  }
+}
+
+/**
+ * Each candidate's URL of a `srcset`, read more widely than a browser does: every piece between
+ * whitespace and commas must pass (a descriptor such as `2x` does), so that no reading of the list
+ * finds a refused URL in it.
+ */
+const isSafeSrcset = (srcset: string, isSafeUrl: UrlPolicy): boolean =>
+  srcset.split(/[\t\n\f\r ,]+/).every((piece) => piece === '' || isSafeUrl(piece))
+
+/** The raw HTML's URLs through the service's policy, an attribute that fails removed. */
+function applyUrlPolicy (element: Element, isSafeUrl: UrlPolicy): void {
+  const { properties } = element
+  for (const name of URL_PROPERTIES) {
+    const value = properties[name]
+    if (value !== undefined && !isSafeUrl(String(value))) delete properties[name]
+  }
+  if (properties.srcSet !== undefined && !isSafeSrcset(String(properties.srcSet), isSafeUrl)) delete properties.srcSet
+}
+
+/**
+ * A link to `#install` where raw HTML has `<a name="install">` (now `user-content-install`) points
+ * at it, as links to headings and footnotes do (anchors.ts).
+ */
+function linkToRawAnchors (fragmentLinks: Element[], rawIds: Set<string>): void {
+  for (const link of fragmentLinks) {
+    const fragment = String(link.properties.href).slice(1)
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(fragment)
+    } catch {
+      continue
+    }
+    const id = [decoded, decoded.toLowerCase()].map((name) => 'user-content-' + name).find((name) => rawIds.has(name))
+    if (id !== undefined) link.properties.href = '#' + encodeURIComponent(id)
+  }
+}
+
+/** `html`, rendered by lib/markdown.ts with own markup marked `mark`, as github.com shows it. */
+export function githubHtml (html: string, mark: string, isSafeUrl: UrlPolicy): string {
+  const fragment = parseFragment(html)
+  flattenDeepElements(fragment)
+  const tree = fromParse5(fragment) as Root
+  const own = setAsideOwnMarkup(tree, mark)
+  const clean = sanitize(tree, RAW_HTML_SCHEMA) as Root
+  const rawIds = new Set<string>()
+  const fragmentLinks: Element[] = []
+  for (const element of elementsOf(clean)) {
+    const index = element.properties[MARK_PROPERTY]
+    if (index !== undefined) {
+      putBack(element, own[Number(index)]!)
+      continue
+    }
+    applyUrlPolicy(element, isSafeUrl)
+    for (const name of [element.properties.id, element.properties.name]) if (typeof name === 'string') rawIds.add(name)
+    const href = element.properties.href
+    if (element.tagName === 'a' && typeof href === 'string' && href.startsWith('#') && !href.startsWith('#user-content-')) fragmentLinks.push(element)
+  }
+  if (rawIds.size > 0) linkToRawAnchors(fragmentLinks, rawIds)
+  return toHtml(clean, { closeSelfClosing: true, characterReferences: { useNamedReferences: true } })
+}

@@ -1,0 +1,79 @@
+import type MarkdownIt from 'markdown-it'
+import type { StateCore, Token } from 'markdown-it'
+
+/**
+ * Raw HTML as GitHub renders it, the markdown-it side: the GFM tagfilter on raw HTML, and a mark on
+ * the service's own markup so that the sanitizer (github-html.ts) keeps it and nothing else.
+ *
+ * The mark is the attribute `data-meridian-own` with a value drawn at random for each render
+ * (`ownMarkOf`): raw HTML cannot know it, so it cannot forge it. It is added only to a render
+ * that is sanitized: without raw HTML the output is markdown-it's, as it always was.
+ */
+
+/** The tagfilter's tags (GFM 0.29, "Disallowed Raw HTML"): in raw HTML their `<` becomes `&lt;`, so they show as text. */
+const DISALLOWED_TAG = /<(\/?)(title|textarea|style|xmp|iframe|noembed|noframes|script|plaintext)(?=[\t\n\f\r />]|$)/gi
+
+/** Whether a raw HTML tag is one the tagfilter shows as text, so that it counts as text (in a heading's slug). */
+export const isShownAsText = (tag: string): boolean => new RegExp(`^${DISALLOWED_TAG.source}`, 'i').test(tag)
+
+export const OWN_MARK_ATTRIBUTE = 'data-meridian-own'
+
+interface OwnMarkEnv { ownMark?: string }
+
+/** The mark of this render's own markup, if it is to be sanitized: after parsing, only if it holds raw HTML. */
+export const ownMarkOf = (env: object): string | undefined => (env as OwnMarkEnv).ownMark
+
+/** A render environment whose own markup carries `mark`. */
+export const markedEnv = (mark: string): OwnMarkEnv => ({ ownMark: mark })
+
+/** ` data-meridian-own="…"` for an element a renderer writes as a string, or `''` when the render is not sanitized. */
+export function ownMarkAttribute (env: object): string {
+  const mark = ownMarkOf(env)
+  return mark === undefined ? '' : ` ${OWN_MARK_ATTRIBUTE}="${mark}"`
+}
+
+/** Whether a parsed document holds raw HTML, so that its render must be sanitized. */
+function holdsRawHtml (tokens: readonly Token[]): boolean {
+  for (const token of tokens) {
+    if (token.type === 'html_block') return true
+    if (token.type === 'inline' && token.children?.some((child) => child.type === 'html_inline') === true) return true
+  }
+  return false
+}
+
+/** The block tokens whose attributes are the service's own: heading ids, table alignment, alerts, a fence's language. */
+function marksOwnAttributes (token: Token): boolean {
+  switch (token.type) {
+    case 'heading_open':
+    case 'alert_open':
+      return true
+    case 'th_open':
+    case 'td_open':
+      return token.attrs !== null
+    case 'fence':
+      return token.info.trim() !== ''
+    default:
+      return false
+  }
+}
+
+/** Marks the own markup of a document with raw HTML; of any other, removes the mark from its env: it is not sanitized. */
+function markOwnMarkup (state: StateCore): void {
+  const mark = ownMarkOf(state.env)
+  if (mark === undefined) return
+  if (!holdsRawHtml(state.tokens)) {
+    delete (state.env as OwnMarkEnv).ownMark
+    return
+  }
+  for (const token of state.tokens) {
+    if (marksOwnAttributes(token)) token.attrSet(OWN_MARK_ATTRIBUTE, mark)
+  }
+}
+
+export function githubRawHtml (md: MarkdownIt): void {
+  const tagfilter = (html: string): string => html.replace(DISALLOWED_TAG, '&lt;$1$2')
+  md.renderer.rules.html_block = (tokens, index) => tagfilter(tokens[index]!.content)
+  md.renderer.rules.html_inline = (tokens, index) => tagfilter(tokens[index]!.content)
+  // Last: after the heading ids and every other rule that sets attributes.
+  md.core.ruler.push('mark_own_markup', markOwnMarkup)
+}
