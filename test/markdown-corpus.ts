@@ -4,6 +4,7 @@
  * output, and a ~5 KB README of the usual kind.
  */
 import { MAX_BLOCKQUOTE_DEPTH, MAX_FOOTNOTE_REFERENCES, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from '../lib/markdown.js'
+import { MAX_HTML_DEPTH } from '../lib/markdown/github-html.js'
 import { wordsKept, wordsOf } from './lib/markdown-words.js'
 
 export interface PathologicalCase {
@@ -403,8 +404,48 @@ export const pathologicalCases: PathologicalCase[] = [
     name: 'open fence to the end',
     generate: (size) => fill(size, 'a\n', '```\n'),
     check: (html) => expect(count(html, '<pre>') === 1, 'one code block')
+  },
+  // Raw HTML (issue #46): parsed whole and sanitized, its depth bounded.
+  {
+    name: 'raw HTML: nested <div>',
+    generate: (size) => fill(size, '<div>'),
+    check: (html, source) => expect(count(html, '<div>') === count(source, '<div>') && containerDepthOf(html, 'div') <= MAX_HTML_DEPTH, `every <div> kept, at most ${MAX_HTML_DEPTH} deep`)
+  },
+  {
+    name: 'raw HTML: unclosed inline tags <i>x',
+    generate: (size) => fill(size, '<i>x'),
+    check: (html, source) => expect(count(html, 'x') === count(source, 'x') && containerDepthOf(html, 'i') <= MAX_HTML_DEPTH, 'every x kept, the <i> bounded')
+  },
+  {
+    name: 'raw HTML: lists in unclosed <div>',
+    generate: (size) => fill(size, '<div>\n\n- a\n\n'),
+    check: (html, source) => expect(count(textOf(html), 'a') === count(source, '- a') && count(html, '<li>') === count(source, '- a'), 'every item kept, past the depth bound as items with their text after them')
+  },
+  {
+    name: 'raw HTML: attributes <p a=b …>',
+    generate: (size) => fill(size, 'a=b onclick=x ', '<p ', '>x</p>'),
+    check: (html) => expect(html === '<p>x</p>', 'a paragraph, no attribute kept')
+  },
+  {
+    name: 'raw HTML: unclosed <details> around Markdown',
+    generate: (size) => fill(size, '<details><summary>s</summary>\n\n*a*\n\n'),
+    check: (html, source) => expect(count(textOf(html), 'a') === count(source, '*a*') && count(html, '<em>') === count(source, '*a*'), 'every emphasis kept')
   }
 ]
+
+/** HTML's text, its tags left out. */
+const textOf = (html: string): string => html.replace(/<[^>]*>/g, '')
+
+/** The greatest nesting of one element in HTML the renderer wrote. */
+function containerDepthOf (html: string, tagName: string): number {
+  let depth = 0
+  let deepest = 0
+  for (const [tag] of html.matchAll(new RegExp(`</?${tagName}>`, 'g'))) {
+    depth += tag.startsWith('</') ? -1 : 1
+    deepest = Math.max(deepest, depth)
+  }
+  return deepest
+}
 
 /** A ~5 KB README of the usual kind, for the 1 MiB figure and for throughput. */
 export const README = `# Meridian

@@ -18,6 +18,6 @@ export function githubAlerts (md: MarkdownIt): void {
   md.use(alert, {
     alertNames: Object.keys(TITLES),
     // The plugin names the kind as the marker is written (`[!note]` would be "Note", `[!NOTE]` "NOTE").
-    titleRender: (tokens, index, _options, env) => `<p class="markdown-alert-title"${ownMarkAttribute(env)}>${TITLES[tokens[index]!.markup.toLowerCase()] ?? ''}</p>\n`
+    titleRender: (tokens, index, _options, env) => `<p${ownMarkAttribute(env)} class="markdown-alert-title">${TITLES[tokens[index]!.markup.toLowerCase()] ?? ''}</p>\n`
   })
 }

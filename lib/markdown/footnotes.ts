@@ -163,21 +163,21 @@ function githubHtml (md: MarkdownIt): void {
   const rules = md.renderer.rules
   rules.footnote_ref = (tokens, index, _options, env) => {
     const use = tokens[index]!.meta as FootnoteUse
-    return `<sup><a href="#${ID_PREFIX}fn-${escape(use.id)}" id="${escape(referenceId(use))}" data-footnote-ref="" ` +
-      `aria-describedby="${ID_PREFIX}${SECTION_HEADING_ID}"${ownMarkAttribute(env)}>${use.number}</a></sup>`
+    return `<sup><a${ownMarkAttribute(env)} href="#${ID_PREFIX}fn-${escape(use.id)}" id="${escape(referenceId(use))}" data-footnote-ref="" ` +
+      `aria-describedby="${ID_PREFIX}${SECTION_HEADING_ID}">${use.number}</a></sup>`
   }
   rules.footnote_block_open = (_tokens, _index, _options, env) =>
-    `<section data-footnotes="" class="footnotes"${ownMarkAttribute(env)}>` +
-    `<h2 id="${ID_PREFIX}${SECTION_HEADING_ID}" class="sr-only"${ownMarkAttribute(env)}>Footnotes</h2>\n<ol>\n`
+    `<section${ownMarkAttribute(env)} data-footnotes="" class="footnotes">` +
+    `<h2${ownMarkAttribute(env)} id="${ID_PREFIX}${SECTION_HEADING_ID}" class="sr-only">Footnotes</h2>\n<ol>\n`
   rules.footnote_block_close = () => '</ol>\n</section>\n'
   rules.footnote_open = (tokens, index, _options, env) =>
-    `<li id="${ID_PREFIX}fn-${escape((tokens[index]!.meta as { id: string }).id)}"${ownMarkAttribute(env)}>\n`
+    `<li${ownMarkAttribute(env)} id="${ID_PREFIX}fn-${escape((tokens[index]!.meta as { id: string }).id)}">\n`
   rules.footnote_close = () => '</li>\n'
   rules.footnote_anchor = (tokens, index, _options, env) => {
     const token = tokens[index]!
     const use = token.meta as FootnoteUse
-    const link = `<a href="#${escape(referenceId(use))}" data-footnote-backref="" ` +
-      `aria-label="Back to reference ${use.number}${use.use > 1 ? `-${use.use}` : ''}" class="data-footnote-backref"${ownMarkAttribute(env)}>` +
+    const link = `<a${ownMarkAttribute(env)} href="#${escape(referenceId(use))}" data-footnote-backref="" ` +
+      `aria-label="Back to reference ${use.number}${use.use > 1 ? `-${use.use}` : ''}" class="data-footnote-backref">` +
       `↩${use.use > 1 ? `<sup>${use.use}</sup>` : ''}</a>`
     if (token.info === 'in paragraph') return ' ' + link
     return (use.use > 1 ? ' ' : '') + link + (token.info === 'own line, last' ? '\n' : '')

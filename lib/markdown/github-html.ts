@@ -3,6 +3,7 @@ import { fromParse5 } from 'hast-util-from-parse5'
 import { defaultSchema, sanitize, type Schema } from 'hast-util-sanitize'
 import { toHtml } from 'hast-util-to-html'
 import { parseFragment, type DefaultTreeAdapterMap } from 'parse5'
+import { OWN_MARK_ATTRIBUTE } from './raw-html.js'
 
 /**
  * A rendered document that holds raw HTML, made what github.com would show: parsed whole by an
@@ -84,19 +85,34 @@ const OWN_MARKUP_SCHEMA: Schema = {
   strip: []
 }
 
-/** Past MAX_HTML_DEPTH, each element follows its ancestor at that depth, empty, then its own content. */
-function flattenDeepElements (fragment: Parse5Parent): void {
+/**
+ * The parsed document made ready for the tree utilities, in one walk: past MAX_HTML_DEPTH each
+ * element follows its ancestor at that depth, empty, then its own content; a template's content
+ * (never shown) is dropped; and a mark stays only on an element whose first attribute it is, with
+ * this render's value. The service writes its mark first; an element of raw HTML that takes in one
+ * of the service's start tags (`<div` left open before a heading) has its own attributes and the
+ * swallowed tag's name before it, so it never passes for the service's own.
+ */
+function prepare (fragment: Parse5Parent, mark: string): void {
   const stack: Array<{ node: Parse5Parent, depth: number }> = [{ node: fragment, depth: 0 }]
   while (stack.length > 0) {
     const { node, depth } = stack.pop()!
-    if (node.nodeName === 'template') (node as DefaultTreeAdapterMap['template']).content.childNodes = []
-    if (depth === MAX_HTML_DEPTH) {
-      node.childNodes = flattened(node.childNodes, node)
-      continue
-    }
+    if (depth === MAX_HTML_DEPTH - 1) node.childNodes = flattened(node.childNodes, node)
     for (const child of node.childNodes) {
-      if ('childNodes' in child) stack.push({ node: child, depth: depth + 1 })
+      if (!('childNodes' in child)) continue
+      checkMark(child, mark)
+      stack.push({ node: child, depth: depth + 1 })
     }
+  }
+}
+
+function checkMark (node: Parse5Parent, mark: string): void {
+  if (node.nodeName === 'template') (node as DefaultTreeAdapterMap['template']).content.childNodes = []
+  if (!('attrs' in node)) return
+  const { attrs } = node
+  const own = attrs[0]?.name === OWN_MARK_ATTRIBUTE && attrs[0].value === mark
+  for (let index = attrs.length - 1; index >= (own ? 1 : 0); index--) {
+    if (attrs[index]!.name === OWN_MARK_ATTRIBUTE) attrs.splice(index, 1)
   }
 }
 
@@ -106,7 +122,6 @@ function flattened (nodes: Parse5Node[], parent: Parse5Parent): DefaultTreeAdapt
   while (pending.length > 0) {
     const node = pending.pop()! as DefaultTreeAdapterMap['childNode']
     if ('childNodes' in node) {
-      if (node.nodeName === 'template') (node as DefaultTreeAdapterMap['template']).content.childNodes = []
       for (let index = node.childNodes.length - 1; index >= 0; index--) pending.push(node.childNodes[index]!)
       node.childNodes = []
     }
@@ -126,16 +141,11 @@ function * elementsOf (root: Root): Generator<Element> {
   }
 }
 
-/** Own markup set aside: its mark becomes an index into `own`; a mark that is not this render's is removed. */
-function setAsideOwnMarkup (tree: Root, mark: string): Array<{ tagName: string, properties: Properties }> {
+/** Own markup (a mark that `prepare` kept) set aside: its mark becomes an index into what it returns. */
+function setAsideOwnMarkup (tree: Root): Array<{ tagName: string, properties: Properties }> {
   const own: Array<{ tagName: string, properties: Properties }> = []
   for (const element of elementsOf(tree)) {
-    const value = element.properties[MARK_PROPERTY]
-    if (value === undefined) continue
-    if (value !== mark) {
-      delete element.properties[MARK_PROPERTY]
-      continue
-    }
+    if (element.properties[MARK_PROPERTY] === undefined) continue
     delete element.properties[MARK_PROPERTY]
     own.push({ tagName: element.tagName, properties: element.properties })
     element.tagName = 'span'
@@ -193,9 +203,9 @@ function linkToRawAnchors (fragmentLinks: Element[], rawIds: Set<string>): void 
 /** `html`, rendered by lib/markdown.ts with own markup marked `mark`, as github.com shows it. */
 export function githubHtml (html: string, mark: string, isSafeUrl: UrlPolicy): string {
   const fragment = parseFragment(html)
-  flattenDeepElements(fragment)
+  prepare(fragment, mark)
   const tree = fromParse5(fragment) as Root
-  const own = setAsideOwnMarkup(tree, mark)
+  const own = setAsideOwnMarkup(tree)
   const clean = sanitize(tree, RAW_HTML_SCHEMA) as Root
   const rawIds = new Set<string>()
   const fragmentLinks: Element[] = []

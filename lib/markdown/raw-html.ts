@@ -26,7 +26,7 @@ export const ownMarkOf = (env: object): string | undefined => (env as OwnMarkEnv
 /** A render environment whose own markup carries `mark`. */
 export const markedEnv = (mark: string): OwnMarkEnv => ({ ownMark: mark })
 
-/** ` data-meridian-own="…"` for an element a renderer writes as a string, or `''` when the render is not sanitized. */
+/** ` data-meridian-own="…"`, to follow the tag name of an element a renderer writes as a string; `''` when the render is not sanitized. */
 export function ownMarkAttribute (env: object): string {
   const mark = ownMarkOf(env)
   return mark === undefined ? '' : ` ${OWN_MARK_ATTRIBUTE}="${mark}"`
@@ -66,7 +66,8 @@ function markOwnMarkup (state: StateCore): void {
     return
   }
   for (const token of state.tokens) {
-    if (marksOwnAttributes(token)) token.attrSet(OWN_MARK_ATTRIBUTE, mark)
+    // First of its attributes: github-html.ts takes an element for the service's own only then.
+    if (marksOwnAttributes(token)) token.attrs = [[OWN_MARK_ATTRIBUTE, mark], ...(token.attrs ?? [])]
   }
 }
 

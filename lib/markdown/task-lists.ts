@@ -27,5 +27,5 @@ function markTaskListItems (state: StateCore): void {
 export function taskLists (md: MarkdownIt): void {
   md.core.ruler.after('inline', 'task_lists', markTaskListItems)
   md.renderer.rules.task_checkbox = (tokens, index, _options, env) =>
-    `<input type="checkbox"${(tokens[index]!.meta as { checked: boolean }).checked ? ' checked=""' : ''} disabled=""${ownMarkAttribute(env)} />`
+    `<input${ownMarkAttribute(env)} type="checkbox"${(tokens[index]!.meta as { checked: boolean }).checked ? ' checked=""' : ''} disabled="" />`
 }

@@ -34,6 +34,18 @@ t.test('possible table cells: lines times one more than the most pipes on a line
   t.ok(rendersQuickly('\n'.repeat(8000)), 'with no pipe there is no table, however many lines')
 })
 
+t.test('MARKDOWN_RAW_HTML reaches the event loop and the threads alike', async (t) => {
+  const raw = '<p align="center"><kbd>K</kbd><script>x</script></p>\n\n'
+  for (const mode of ['github', 'escape'] as const) {
+    const app = await buildRenderer(t, {}, { MARKDOWN_RAW_HTML: mode })
+    for (const source of [raw, raw + LARGE_DOCUMENT]) {
+      const answer = await post(app, source)
+      t.equal(answer.json<{ data: string }>().data, renderSafeMarkdown(source, mode), `${mode}, ${rendersQuickly(source) ? 'on the event loop' : 'in a thread'}`)
+    }
+    t.equal((await post(app, raw)).json<{ data: string }>().data.startsWith('<p align="center"><kbd>K</kbd>'), mode === 'github', `${mode}: the tags ${mode === 'github' ? 'kept' : 'escaped'}`)
+  }
+})
+
 t.test('a thread answers the JSON that serializing its HTML on the event loop gives, byte for byte', async (t) => {
   const app = await buildRenderer(t)
   // Non-ASCII, a surrogate pair, quotes, backslashes and control characters, all to be escaped or encoded.
@@ -68,8 +80,8 @@ function slowMarkdown (size = MiB / 4): string {
   return category.generate(size)
 }
 
-async function buildRenderer (t: Test, options: MarkdownRendererOptions = {}): Promise<FastifyInstance> {
-  return await build(t, { BODY_LIMIT: String(4 * MiB) }, { markdownRenderer: options })
+async function buildRenderer (t: Test, options: MarkdownRendererOptions = {}, env: Record<string, string> = {}): Promise<FastifyInstance> {
+  return await build(t, { BODY_LIMIT: String(4 * MiB), ...env }, { markdownRenderer: options })
 }
 
 /** Posts Markdown; the reply resolves when it is complete. */
