@@ -15,7 +15,8 @@ import pg from 'pg'
 import BetterSqlite3 from '../lib/store/better-sqlite3.js'
 import { fairShareScenario } from '../test/fair-share-load.js'
 import { httpRequest } from '../test/http-request.js'
-import { pathologicalCases, README } from '../test/markdown-corpus.js'
+import { pathologicalCases, README, README_WITH_HTML } from '../test/markdown-corpus.js'
+import { renderSafeMarkdown, type RawHtml } from '../lib/markdown.js'
 import { FLOORS } from './floors.js'
 import {
   type BenchRequest, type ChildServer, JSON_HEADERS, load, log, median, medianRates, ms, percent, percentile, probeLiveness, ratio,
@@ -191,7 +192,7 @@ async function auth (): Promise<void> {
 }
 
 async function markdown (): Promise<void> {
-  await withServers([startService('quiet', sqliteUrl()), startService('image', sqliteUrl()), startServer('bare-markdown')], async ([service, image, bare]) => {
+  await withServers([startService('quiet', sqliteUrl()), startService('image', sqliteUrl()), startServer('bare-markdown'), startServer('bare-markdown-html')], async ([service, image, bare, bareHtml]) => {
     const url = service?.url ?? ''
     log(`markdown: the service quiet and as the image runs it, node:http + markdown-it on the ${(Buffer.byteLength(README) / KiB).toFixed(1)} KiB README`)
     const requests: BenchRequest[] = [{ method: 'POST', path: '/api/markdown/parse', headers: JSON_HEADERS, body: JSON.stringify({ markdown: README }) }]
@@ -199,6 +200,21 @@ async function markdown (): Promise<void> {
     const of = (name: string): number => rates[name] ?? NaN
     table.guard('markdown README: quiet ÷ node:http + markdown-it', of('quiet') / of('bare'), FLOORS.markdownVsBare, ratio)
     table.note('markdown README: image ÷ node:http + markdown-it', ratio(of('image') / of('bare')))
+
+    log('markdown: the README with raw HTML, the service quiet and node:http + markdown-it + the same sanitizer')
+    const htmlRequests: BenchRequest[] = [{ method: 'POST', path: '/api/markdown/parse', headers: JSON_HEADERS, body: JSON.stringify({ markdown: README_WITH_HTML }) }]
+    const htmlRates = await medianRates([{ name: 'quiet', url, requests: htmlRequests }, { name: 'bare', url: bareHtml?.url ?? '', requests: htmlRequests }])
+    table.guard('markdown README with raw HTML: quiet ÷ node:http + markdown-it + sanitizer', (htmlRates.quiet ?? NaN) / (htmlRates.bare ?? NaN), FLOORS.markdownHtmlVsBare, ratio)
+    table.note('markdown README with raw HTML ÷ without, the service quiet', ratio((htmlRates.quiet ?? NaN) / of('quiet')))
+    const perRender = (rawHtml: RawHtml): number => {
+      for (let warm = 0; warm < 200; warm++) renderSafeMarkdown(README_WITH_HTML, rawHtml)
+      const started = performance.now()
+      for (let round = 0; round < 1000; round++) renderSafeMarkdown(README_WITH_HTML, rawHtml)
+      return (performance.now() - started) / 1000
+    }
+    const escaped = perRender('escape')
+    const github = perRender('github')
+    table.note('markdown README with raw HTML: a render, sanitized ÷ escaped (in process)', `${(github * 1000).toFixed(0)} µs ÷ ${(escaped * 1000).toFixed(0)} µs = ${ratio(github / escaped)}`)
 
     const render = async (source: string): Promise<number> => {
       const started = performance.now()

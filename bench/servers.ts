@@ -10,6 +10,8 @@
  *   fixed-logged                 the same with Fastify's default logger at info, on standard output
  *   bare-sun                     node:http calling astronomy-engine's searches for each event
  *   bare-markdown                node:http calling markdown-it with the service's options
+ *   bare-markdown-html           the same with raw HTML on, its output through the service's sanitizer:
+ *                                parse5, hast-util-sanitize with the same schema, hast-util-to-html
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -137,13 +139,26 @@ async function bareMarkdown (): Promise<number> {
   return await bare((_request, body) => ({ data: md.render((JSON.parse(body) as { markdown: string }).markdown) }))
 }
 
+async function bareMarkdownHtml (): Promise<number> {
+  const { default: MarkdownIt } = await import('markdown-it')
+  const { parseFragment } = await import('parse5')
+  const { fromParse5 } = await import('hast-util-from-parse5')
+  const { sanitize } = await import('hast-util-sanitize')
+  const { toHtml } = await import('hast-util-to-html')
+  const { RAW_HTML_SCHEMA } = await import('../lib/markdown/github-html.js')
+  const md = new MarkdownIt('commonmark', { html: true, linkify: false, typographer: false }).enable(['table', 'strikethrough'])
+  const sanitized = (html: string): string => toHtml(sanitize(fromParse5(parseFragment(html)) as Parameters<typeof sanitize>[0], RAW_HTML_SCHEMA))
+  return await bare((_request, body) => ({ data: sanitized(md.render((JSON.parse(body) as { markdown: string }).markdown)) }))
+}
+
 const [kind, ...args] = process.argv.slice(2)
 const starts: Record<string, () => Promise<number>> = {
   app: async () => await app(args[0] ?? '', Number(args[1] ?? 0)),
   fixed: async () => await fixed(),
   'fixed-logged': async () => await fixed(true),
   'bare-sun': async () => await bare(bareSun),
-  'bare-markdown': bareMarkdown
+  'bare-markdown': bareMarkdown,
+  'bare-markdown-html': bareMarkdownHtml
 }
 const start = starts[kind ?? '']
 if (start !== undefined && process.argv[1] === fileURLToPath(import.meta.url)) {

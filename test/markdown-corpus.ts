@@ -490,7 +490,7 @@ and **Markdown to HTML**. This document is a typical _README_ with [links](https
 ### Markdown
 
 The renderer follows CommonMark with GitHub tables and strikethrough. Raw HTML such as
-<span>this</span> is shown as text, and links like [this one](javascript:alert(1)) are
+\`<kbd>\` renders as on GitHub, and links like [this one](javascript:alert(1)) are
 not links. Images work: ![logo](https://example.com/logo.png "Logo").
 
 \`\`\`ts
@@ -570,4 +570,42 @@ they never fail a build.
 
 [ref]: https://example.com/reference "Reference"
 [img]: https://example.com/icon.png
+`
+
+/**
+ * The README above as READMEs with raw HTML are written (issue #46): a centred logo for light and
+ * dark mode, badges, a collapsible section, keys, an anchor, sub- and superscripts.
+ */
+export const README_WITH_HTML = `<p align="center">
+  <picture>
+    <source media="(prefers-color-scheme: dark)" srcset="https://example.com/logo-dark.png">
+    <img src="https://example.com/logo.png" alt="Meridian" width="200">
+  </picture>
+</p>
+
+<p align="center">
+  <a href="https://example.com/ci"><img src="https://example.com/ci.svg" alt="CI"></a>
+  <a href="https://example.com/npm"><img src="https://example.com/npm.svg" alt="npm" height="20"></a>
+</p>
+
+<a name="quick-start"></a>
+` + README.replace('## ', `<details>
+<summary><b>Table of contents</b></summary>
+
+- [Quick start](#quick-start)
+- [Keys](#keys)
+
+</details>
+
+## `) + `
+<a name="keys"></a>
+### Keys
+
+Press <kbd>Ctrl</kbd>+<kbd>C</kbd> to stop; H<sub>2</sub>O and x<sup>2</sup> render as on GitHub.<br>
+<details open>
+<summary>Advanced</summary>
+
+Set \`LOG_LEVEL\` to <code>debug</code> for more.
+
+</details>
 `

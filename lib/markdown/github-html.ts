@@ -46,7 +46,7 @@ const withoutClassesAndData = (definitions: Schema['attributes']): NonNullable<S
  * `<input>`. URLs are checked by the service's policy (`UrlPolicy`) instead of its list of schemes,
  * so that raw HTML and Markdown links follow one rule.
  */
-const RAW_HTML_SCHEMA: Schema = {
+export const RAW_HTML_SCHEMA: Schema = {
   ...defaultSchema,
   tagNames: defaultSchema.tagNames!.filter((tagName) => tagName !== 'input'),
   attributes: {
@@ -154,14 +154,21 @@ function setAsideOwnMarkup (tree: Root): Array<{ tagName: string, properties: Pr
   return own
 }
 
-function putBack (element: Element, own: { tagName: string, properties: Properties }): void {
-  const checked = sanitize({ type: 'element', tagName: own.tagName, properties: own.properties, children: [] }, OWN_MARKUP_SCHEMA)
-  if (checked.type === 'element') {
-    element.tagName = checked.tagName
-    element.properties = checked.properties
-  } else {
-    element.properties = {}
+/** Own markup back in its place, through OWN_MARKUP_SCHEMA: one sanitize of them all, each childless, in order. */
+function putBack (places: Element[], own: Array<{ tagName: string, properties: Properties }>): void {
+  const ownTags = new Set(OWN_MARKUP_SCHEMA.tagNames)
+  const kept = places.filter((place) => ownTags.has(own[Number(place.properties[MARK_PROPERTY])]!.tagName))
+  for (const place of places) place.properties = { [MARK_PROPERTY]: place.properties[MARK_PROPERTY]! }
+  const copies: Root = {
+    type: 'root',
+    children: kept.map((place) => ({ type: 'element', tagName: own[Number(place.properties[MARK_PROPERTY])]!.tagName, properties: own[Number(place.properties[MARK_PROPERTY])]!.properties, children: [] }))
   }
+  const checked = (sanitize(copies, OWN_MARKUP_SCHEMA) as Root).children as Element[]
+  kept.forEach((place, index) => {
+    place.tagName = checked[index]!.tagName
+    place.properties = checked[index]!.properties
+  })
+  for (const place of places) delete place.properties[MARK_PROPERTY]
 }
 
 /**
@@ -209,10 +216,10 @@ export function githubHtml (html: string, mark: string, isSafeUrl: UrlPolicy): s
   const clean = sanitize(tree, RAW_HTML_SCHEMA) as Root
   const rawIds = new Set<string>()
   const fragmentLinks: Element[] = []
+  const ownPlaces: Element[] = []
   for (const element of elementsOf(clean)) {
-    const index = element.properties[MARK_PROPERTY]
-    if (index !== undefined) {
-      putBack(element, own[Number(index)]!)
+    if (element.properties[MARK_PROPERTY] !== undefined) {
+      ownPlaces.push(element)
       continue
     }
     applyUrlPolicy(element, isSafeUrl)
@@ -220,6 +227,7 @@ export function githubHtml (html: string, mark: string, isSafeUrl: UrlPolicy): s
     const href = element.properties.href
     if (element.tagName === 'a' && typeof href === 'string' && href.startsWith('#') && !href.startsWith('#user-content-')) fragmentLinks.push(element)
   }
+  putBack(ownPlaces, own)
   if (rawIds.size > 0) linkToRawAnchors(fragmentLinks, rawIds)
   return toHtml(clean, { closeSelfClosing: true, characterReferences: { useNamedReferences: true } })
 }

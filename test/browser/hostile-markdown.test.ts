@@ -76,7 +76,10 @@ async function withinDeadline<T> (work: Promise<T>, ms: number, what: string): P
   }
 }
 
-/** Loads the document and lets it run (in `tab`, or a fresh tab), clicking one link if asked. */
+/** What a user may click: links, and buttons of any kind (a `<summary>` toggles its `<details>`). */
+const CLICKABLE = 'a, button, summary, input'
+
+/** Loads the document and lets it run (in `tab`, or a fresh tab), clicking one link or button if asked. */
 async function load (context: BrowserContext, path: string, options: { tab?: Page, clickLink?: number } = {}): Promise<number> {
   const tab = options.tab ?? await context.newPage()
   try {
@@ -84,10 +87,10 @@ async function load (context: BrowserContext, path: string, options: { tab?: Pag
     if (options.clickLink !== undefined) {
       // A click event runs the link's activation behaviour, as a user's click does, and also on
       // links that have no box to click (empty text, a broken image).
-      await tab.locator('a').nth(options.clickLink).dispatchEvent('click', undefined, { timeout: LOAD_TIMEOUT_MS })
+      await tab.locator(CLICKABLE).nth(options.clickLink).dispatchEvent('click', undefined, { timeout: LOAD_TIMEOUT_MS })
     }
     await tab.waitForTimeout(80)
-    return await tab.locator('a').count()
+    return await tab.locator(CLICKABLE).count()
   } finally {
     if (options.tab === undefined) await tab.close()
   }
@@ -159,7 +162,8 @@ t.test('hostile Markdown runs no script in Chromium, on load or on click', { ski
       ['onerror', '<img src="/missing.png" onerror="alert(1)">'],
       ['inline script', '<script>confirm(2)</script>'],
       ['javascript: link, clicked', '<a href="javascript:alert(3)">x</a>'],
-      ['entity-encoded javascript: link, clicked', '<a href="&#106;ava&#x09;script:alert(4)">x</a>']
+      ['entity-encoded javascript: link, clicked', '<a href="&#106;ava&#x09;script:alert(4)">x</a>'],
+      ['a summary clicked: its details toggle', '<details ontoggle="alert(5)"><summary>s</summary>x</details>']
     ]
     for (const [name, html] of controls) {
       const path = `/control/${controls.findIndex(([n]) => n === name)}`
@@ -191,5 +195,5 @@ t.test('hostile Markdown runs no script in Chromium, on load or on click', { ski
     clicked += await exercise(loader, path)
     t.same(events, [], name)
   }
-  t.comment(`${hostileInputs.length} hostile outputs loaded, ${clicked} links clicked, no script ran`)
+  t.comment(`${hostileInputs.length} hostile outputs loaded, ${clicked} links and buttons clicked, no script ran`)
 })

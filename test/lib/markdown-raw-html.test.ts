@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { renderSafeMarkdown as render } from '../../lib/markdown.js'
 import { MAX_HTML_DEPTH } from '../../lib/markdown/github-html.js'
 import { normalizeHtml } from '../commonmark-normalize.js'
@@ -10,7 +10,7 @@ const rendered = (markdown: string): string => normalizeHtml(render(markdown))
 /** Each case: the Markdown, and the HTML github.com gives for it (its Markdown API, as a README shows it). */
 type Case = [name: string, markdown: string, github: string]
 
-const check = (t: Tap.Test, cases: Case[]): void => {
+const check = (t: Test, cases: Case[]): void => {
   for (const [name, markdown, github] of cases) t.equal(rendered(markdown), normalizeHtml(github), name)
 }
 

@@ -18,9 +18,15 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
         '`<section data-footnotes class="footnotes">` and back-references), alerts (`> [!NOTE]`, `[!TIP]`, ' +
         '`[!IMPORTANT]`, `[!WARNING]`, `[!CAUTION]` as `<div class="markdown-alert markdown-alert-note">`), ' +
         'heading ids from GitHub\'s slugs (`<h2 id="user-content-install">`; every id starts with ' +
-        '`user-content-`, and a link to `#install` points at it) and emoji shortcodes (`:tada:`). Escaped, shown ' +
-        'as text: all raw HTML in the input (so GFM\'s disallowed raw HTML is moot), and links and images ' +
-        'whose scheme is `javascript:`, `vbscript:`, `file:` or `data:` (other than ' +
+        '`user-content-`, and a link to `#install` points at it) and emoji shortcodes (`:tada:`). Raw HTML as ' +
+        'github.com shows it: GFM\'s tagfilter (`script style iframe textarea title xmp noembed noframes plaintext` ' +
+        'show as text), then GitHub\'s allowlist over the whole output. Kept: `a b blockquote br code dd del details ' +
+        'div dl dt em h1-h6 hr i img ins kbd li ol p picture pre q rp rt ruby s samp section source span strike strong ' +
+        'sub summary sup table tbody td tfoot th thead tr tt ul var` with GitHub\'s attributes (`align alt width ' +
+        'height title open colspan rowspan`..., `a href`, `img src`, `source srcset`, `cite`); other elements removed, ' +
+        'their text kept; `style`, `class`, `on...`, `data-*`, `target`, `rel` dropped; `id` and `name` prefixed ' +
+        '`user-content-`. Where the operator set MARKDOWN_RAW_HTML=escape, all raw HTML is text. Never emitted: links, ' +
+        'images and HTML URL attributes whose scheme is `javascript:`, `vbscript:`, `file:` or `data:` (other than ' +
         '`data:image/gif|png|jpeg|webp`), however they are written. Nothing of the input is lost, however ' +
         'deep it nests. Rendering time grows linearly with the input. JSON body only (415 otherwise), at most BODY_LIMIT bytes (413). 503 with Retry-After ' +
         'while too much Markdown is already being rendered. No token needed; each client address is charged the document\'s ' +
