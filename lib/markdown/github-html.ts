@@ -21,8 +21,9 @@ type Parse5Node = DefaultTreeAdapterMap['node']
 type Parse5Parent = DefaultTreeAdapterMap['parentNode']
 
 /**
- * Elements nested deeper are made siblings, as Chromium's parser does past this depth (512): the
- * tree utilities recurse, and 1 MiB of `<div>` would otherwise be 200,000 levels.
+ * Elements nested deeper are made siblings (Chromium's parser does so past 512): the tree utilities
+ * recurse, 1 MiB of `<div>` would be 200,000 levels, and the writer's cost grows with depth
+ * (docs/performance.md, "Raw HTML").
  */
 export const MAX_HTML_DEPTH = 32
 
