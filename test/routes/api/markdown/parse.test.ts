@@ -47,15 +47,17 @@ t.test('an empty source renders to an empty string', async (t) => {
   t.same(response.json(), { data: '' })
 })
 
-t.test('raw HTML and dangerous links come back as text', async (t) => {
-  const app = await build(t)
-  const response = await app.inject({
-    method: 'POST',
-    url: URL,
-    payload: { markdown: '<script>alert(1)</script>\n\n[x](javascript:alert(1)) <img src=x onerror=alert(1)>' }
-  })
-  t.equal(response.statusCode, 200)
-  t.same(response.json(), {
+t.test('raw HTML as GitHub renders it, dangerous links as text; all raw HTML as text with MARKDOWN_RAW_HTML=escape', async (t) => {
+  const markdown = '<script>alert(1)</script>\n\n[x](javascript:alert(1)) <img src=x onerror=alert(1)>'
+  const github = await build(t)
+  const kept = await github.inject({ method: 'POST', url: URL, payload: { markdown } })
+  t.equal(kept.statusCode, 200)
+  t.same(kept.json(), { data: '&lt;script>alert(1)&lt;/script>\n<p>[x](javascript:alert(1)) <img src="x" /></p>\n' },
+    'the tagfilter shows the script as text; the image stays, its handler dropped')
+  const escape = await build(t, { MARKDOWN_RAW_HTML: 'escape' })
+  const escaped = await escape.inject({ method: 'POST', url: URL, payload: { markdown } })
+  t.equal(escaped.statusCode, 200)
+  t.same(escaped.json(), {
     data: '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>\n' +
       '<p>[x](javascript:alert(1)) &lt;img src=x onerror=alert(1)&gt;</p>\n'
   })
