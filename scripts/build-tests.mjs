@@ -50,7 +50,8 @@ const SHARED_PROCESSES = ['test/clients', 'test/lib', 'test/plugins', 'test/rout
 /**
  * Files that load the machine (a flood, hundreds of requests a second through killed and restarted
  * replicas) and assert that no request fails or that latency stays bounded: one after the other in
- * one process, started first, so that no two of them share the two cores. Side by side, a replica
+ * one process, so that no two of them share the two cores; started last, so that the in-process
+ * folders' own timing checks (test/plugins/database-busy.test.ts) do not run beside a flood. Side by side, a replica
  * of one starved past under-pressure's 1 s event-loop bound and answered 503 (CI, stop 51).
  */
 const UNDER_LOAD = [
@@ -68,7 +69,7 @@ const UNDER_LOAD_TIMEOUT_MS = 25 * 60_000
 const WAITING = ['test/browser', 'test/cli']
 
 // What tap runs: a file per process in .test-build/processes/, each importing the compiled test
-// files it runs. tap starts them in the order of their paths: 0-under-load/, 1-waiting/, 2-shared/, 3-others/.
+// files it runs. tap starts them in the order of their paths: 1-waiting/, 2-shared/, 3-others/, 4-under-load/.
 const processes = join(outdir, 'processes')
 const testFiles = sources.filter((file) => file.startsWith('test/') && file.endsWith('.test.ts')).sort()
 const inFolder = (file, folders) => folders.some((folder) => file.startsWith(folder + '/'))
@@ -79,7 +80,7 @@ const writeProcess = (entry, files, comment, preamble = '') => {
 }
 const missing = UNDER_LOAD.filter((file) => !testFiles.includes(file))
 if (missing.length > 0) throw new Error(`UNDER_LOAD names test files that are not there: ${missing.join(', ')}`)
-writeProcess(join(processes, '0-under-load', 'under-load.test.js'), UNDER_LOAD,
+writeProcess(join(processes, '4-under-load', 'under-load.test.js'), UNDER_LOAD,
   'The test files that load the machine, one after the other (scripts/build-tests.mjs, UNDER_LOAD).',
   `import t from 'tap'\nt.setTimeout(${UNDER_LOAD_TIMEOUT_MS})\n`)
 for (const folder of SHARED_PROCESSES) {
