@@ -10,9 +10,8 @@ import { budgetFootnoteReferences } from './markdown/footnote-references.js'
 import { githubAlerts } from './markdown/alerts.js'
 import { githubEmoji } from './markdown/emoji.js'
 import { headingAnchors } from './markdown/anchors.js'
-import { githubRawHtml, markedEnv, ownMarkOf } from './markdown/raw-html.js'
+import { githubRawHtml, ownMarkOf } from './markdown/raw-html.js'
 import { githubHtml } from './markdown/github-html.js'
-import { randomBytes } from 'node:crypto'
 
 /**
  * Markdown to HTML that is safe to embed: GitHub Flavored Markdown (CommonMark plus tables,
@@ -142,10 +141,8 @@ const renderers: Record<RawHtml, MarkdownIt> = { github: createRenderer('github'
  * markdown-it's output, whose every tag the service writes.
  */
 export function renderSafeMarkdown (source: string, rawHtml: RawHtml = 'github'): string {
-  const md = renderers[rawHtml]
-  if (rawHtml === 'escape') return md.render(source, {})
-  const env = markedEnv(randomBytes(12).toString('base64url'))
-  const html = md.render(source, env)
+  const env = {}
+  const html = renderers[rawHtml].render(source, env)
   const mark = ownMarkOf(env)
   return mark === undefined ? html : githubHtml(html, mark, isSafeUrl)
 }

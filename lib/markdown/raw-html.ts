@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type MarkdownIt from 'markdown-it'
 import type { StateCore, Token } from 'markdown-it'
 
@@ -13,18 +14,17 @@ import type { StateCore, Token } from 'markdown-it'
 /** The tagfilter's tags (GFM 0.29, "Disallowed Raw HTML"): in raw HTML their `<` becomes `&lt;`, so they show as text. */
 const DISALLOWED_TAG = /<(\/?)(title|textarea|style|xmp|iframe|noembed|noframes|script|plaintext)(?=[\t\n\f\r />]|$)/gi
 
+const STARTS_WITH_DISALLOWED_TAG = new RegExp(`^${DISALLOWED_TAG.source}`, 'i')
+
 /** Whether a raw HTML tag is one the tagfilter shows as text, so that it counts as text (in a heading's slug). */
-export const isShownAsText = (tag: string): boolean => new RegExp(`^${DISALLOWED_TAG.source}`, 'i').test(tag)
+export const isShownAsText = (tag: string): boolean => STARTS_WITH_DISALLOWED_TAG.test(tag)
 
 export const OWN_MARK_ATTRIBUTE = 'data-meridian-own'
 
 interface OwnMarkEnv { ownMark?: string }
 
-/** The mark of this render's own markup, if it is to be sanitized: after parsing, only if it holds raw HTML. */
+/** The mark of this render's own markup, set while parsing a document that holds raw HTML: its render is to be sanitized. */
 export const ownMarkOf = (env: object): string | undefined => (env as OwnMarkEnv).ownMark
-
-/** A render environment whose own markup carries `mark`. */
-export const markedEnv = (mark: string): OwnMarkEnv => ({ ownMark: mark })
 
 /** ` data-meridian-own="…"`, to follow the tag name of an element a renderer writes as a string; `''` when the render is not sanitized. */
 export function ownMarkAttribute (env: object): string {
@@ -57,14 +57,11 @@ function marksOwnAttributes (token: Token): boolean {
   }
 }
 
-/** Marks the own markup of a document with raw HTML; of any other, removes the mark from its env: it is not sanitized. */
+/** In a document with raw HTML, draws the render's mark into its env and marks the own markup; any other is left as it is. */
 function markOwnMarkup (state: StateCore): void {
-  const mark = ownMarkOf(state.env)
-  if (mark === undefined) return
-  if (!holdsRawHtml(state.tokens)) {
-    delete (state.env as OwnMarkEnv).ownMark
-    return
-  }
+  if (!holdsRawHtml(state.tokens)) return
+  const mark = randomBytes(12).toString('base64url')
+  ;(state.env as OwnMarkEnv).ownMark = mark
   for (const token of state.tokens) {
     // First of its attributes: github-html.ts takes an element for the service's own only then.
     if (marksOwnAttributes(token)) token.attrs = [[OWN_MARK_ATTRIBUTE, mark], ...(token.attrs ?? [])]
