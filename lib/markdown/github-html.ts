@@ -101,13 +101,14 @@ function prepare (fragment: Parse5Parent, mark: string): void {
     if (depth === MAX_HTML_DEPTH - 1) node.childNodes = flattened(node.childNodes, node)
     for (const child of node.childNodes) {
       if (!('childNodes' in child)) continue
-      checkMark(child, mark)
+      prepareElement(child, mark)
       stack.push({ node: child, depth: depth + 1 })
     }
   }
 }
 
-function checkMark (node: Parse5Parent, mark: string): void {
+/** A template's content dropped; a mark kept only as the first attribute with this render's value. */
+function prepareElement (node: Parse5Parent, mark: string): void {
   if (node.nodeName === 'template') (node as DefaultTreeAdapterMap['template']).content.childNodes = []
   if (!('attrs' in node)) return
   const { attrs } = node
