@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache'
+import { isAtLeastAsNew } from './store/counters-feed.js'
 import type { DirectoryPage, PageAnchors, UserCounters, UserRecord, UserStore } from './store/user-store.js'
 
 /** Every this many users the id at that position is kept, so a deep page skips at most this many. */
@@ -14,12 +15,19 @@ const MAX_CACHED_PAGES = 200
  */
 const PAGE_REUSE_MS = 1000
 
+/** Counters that the database tells as they change (store/counters-feed.ts), when it vouches for them. */
+export interface ToldCounters {
+  current: () => UserCounters | undefined
+  readonly live: boolean
+}
+
 /**
- * The users as requests need them, with one read of the store's change counters per request or
- * burst of requests (`latestCounters`), instead of a read of the user, a count and a scan.
- * Everything cached here holds only while the counter it depends on has not moved, so a change
- * made anywhere (another replica, the CLI) shows in the next request of every replica: a removed
- * user or a changed password fails the next token check, an added user is in the next count.
+ * The users as requests need them, with the store's change counters instead of a read of the
+ * user, a count and a scan. Everything cached here holds only while the counter it depends on has
+ * not moved. Each request takes the counters first (`latestCounters`): as told by the database,
+ * while it tells them (PostgreSQL), so that a change made anywhere (another replica, the CLI) shows
+ * on every replica within milliseconds, and within store/counters-feed.ts's SILENCE_MS at worst;
+ * otherwise read once per request or burst of requests, so that it shows in the next request.
  */
 export class UserDirectory {
   private counters: UserCounters | undefined
@@ -32,7 +40,7 @@ export class UserDirectory {
   /** Pages by `offset:limit`; a page's own snapshot says whether it may serve a request. */
   private readonly pages = new LRUCache<string, Promise<DirectoryPage>>({ max: MAX_CACHED_PAGES, ttl: PAGE_REUSE_MS })
 
-  constructor (private readonly store: UserStore) {}
+  constructor (private readonly store: UserStore, private readonly told?: ToldCounters) {}
 
   /**
    * The counters for a request that has arrived; drops what they say changed. A request calls it
@@ -42,15 +50,27 @@ export class UserDirectory {
    * sent, and a burst of requests pays for one read.
    */
   async latestCounters (): Promise<UserCounters> {
+    const told = this.told?.current()
+    if (told !== undefined) return this.adopt(told)
     this.nextRead ??= new Promise<void>((resolve) => { setImmediate(resolve) }).then(async () => {
       // Calls from now on are in a later turn: they need a read of their own.
       this.nextRead = undefined
-      const counters = await this.store.counters()
-      if (counters.credentialsVersion !== this.counters?.credentialsVersion) this.users.clear()
-      this.counters = counters
-      return counters
+      return this.adopt(await this.store.counters())
     })
     return await this.nextRead
+  }
+
+  private adopt (counters: UserCounters): UserCounters {
+    // A read and the feed may finish in either order: the counters never go back.
+    if (counters === this.counters || (this.counters !== undefined && !isAtLeastAsNew(counters, this.counters))) return this.counters ?? counters
+    if (counters.credentialsVersion !== this.counters?.credentialsVersion) this.users.clear()
+    this.counters = counters
+    return counters
+  }
+
+  /** Whether the counters are told by the database now (true) or read per request (false); undefined where they are always read. */
+  get countersTold (): boolean | undefined {
+    return this.told?.live
   }
 
   /** The counters of the latest read, which every request makes first (latestCounters); undefined before the first. */

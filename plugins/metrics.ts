@@ -61,7 +61,7 @@ function growthOfCounts (): (name: string, total: number) => number {
 /**
  * Prometheus metrics of this app, in a registry of its own: requests by route pattern, method and
  * status, with their latency; Node's defaults, event-loop delay included; the Markdown render
- * queue; the database pool; logins the throttle refused because its store failed; fair-share refusals; sessions started
+ * queue; the database pool and notifications; logins the throttle refused because its store failed; fair-share refusals; sessions started
  * and ended, by cause (plugins/health.ts adds readiness). No route serves them: `listenForMetrics`
  * does, on a port of its own that the balancer never forwards to.
  */
@@ -121,6 +121,14 @@ export default fp(async function metrics (fastify: FastifyInstance) {
       for (const [cause, pruned] of Object.entries(fastify.sessions.pruned)) this.inc({ cause }, grown(`ended: ${cause}`, pruned))
     }
   })
+  if (fastify.directory.countersTold !== undefined) {
+    new Gauge({
+      name: 'meridian_database_notifications_live',
+      help: 'Whether the replica learns of changes to the users from PostgreSQL notifications (1) or reads the user counters per request (0)',
+      registers: [registry],
+      collect () { this.set(fastify.directory.countersTold === true ? 1 : 0) }
+    })
+  }
   const pool = fastify.store.pool
   if (pool !== undefined) {
     new Gauge({
@@ -136,7 +144,7 @@ export default fp(async function metrics (fastify: FastifyInstance) {
     })
   }
   fastify.decorate('metricsRegistry', registry)
-}, { name: 'metrics', dependencies: ['store', 'markdown-renderer', 'login-throttle', 'sessions', 'fair-share'] })
+}, { name: 'metrics', dependencies: ['store', 'directory', 'markdown-renderer', 'login-throttle', 'sessions', 'fair-share'] })
 
 /** Serves `GET /metrics` of `app` on an address of its own; the caller closes it. */
 export async function listenForMetrics (app: FastifyInstance, host: string, port: number): Promise<Server> {

@@ -24,6 +24,8 @@ export interface Connection {
   sqlite?: BetterSqlite3.Database
   /** The connection pool of a server database; an embedded one has none. */
   pool?: PoolStats
+  /** A connection of its own to a server database, outside the pool, waiting at most `timeoutMs` to connect and for each query (the counters feed's). */
+  openClient?: (timeoutMs: number) => import('pg').Client
 }
 
 export interface PoolStats { readonly totalCount: number, readonly idleCount: number, readonly waitingCount: number }
@@ -97,7 +99,8 @@ export function connect (databaseUrl: string): Connection {
     database.pragma('synchronous = NORMAL')
     return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) }), dialect: 'sqlite', sqliteFile, sqlite: database }
   }
-  const pool = new (loadPg().Pool)({
+  const pg = loadPg()
+  const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: 10,
     // While the server cannot be reached or does not answer, a request waits at most this long
@@ -110,5 +113,7 @@ export function connect (databaseUrl: string): Connection {
   // checked out (its own 'error', with no listener otherwise): the query in flight reports it.
   pool.on('error', () => {})
   pool.on('connect', (client) => { client.on('error', () => {}) })
-  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: destroyingBrokenClients(pool) }) }), dialect: 'postgres', pool }
+  const openClient = (timeoutMs: number): import('pg').Client =>
+    new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs, keepAlive: true, application_name: 'meridian counters feed' })
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: destroyingBrokenClients(pool) }) }), dialect: 'postgres', pool, openClient }
 }

@@ -30,7 +30,9 @@ function migrationsFor (dialect: Dialect): Record<string, Migration> {
     },
     '0002_user_stats': dialect === 'postgres' ? userStatsOnPostgres : userStatsOnSqlite,
     '0003_user_counters': dialect === 'postgres' ? userCountersOnPostgres : userCountersOnSqlite,
-    '0004_sessions': dialect === 'postgres' ? sessionsOnPostgres : sessionsOnSqlite
+    '0004_sessions': dialect === 'postgres' ? sessionsOnPostgres : sessionsOnSqlite,
+    // SQLite has no notifications, and a replica reads its counters for the price of a function call.
+    ...(dialect === 'postgres' ? { '0005_counters_notify': countersNotifyOnPostgres } : {})
   }
 }
 
@@ -223,6 +225,23 @@ const sessionsOnPostgres: Migration = {
       return null; end $$`.execute(db)
     await sql`create trigger end_sessions_on_users_truncated after truncate on users
       for each statement execute function end_sessions_on_users_truncated()`.execute(db)
+  }
+}
+
+/** The channel on which every change of user_counters is announced (0005), with the row as its payload. */
+export const COUNTERS_CHANNEL = 'meridian_user_counters'
+
+// 0005: every update of the counters row announces the new row, from the transaction that makes it,
+// whoever makes it (a replica of any release, the CLI, a trigger): PostgreSQL delivers it at commit,
+// in commit order, to each replica's listening connection (counters-feed.ts).
+const countersNotifyOnPostgres: Migration = {
+  async up (db: Kysely<any>) {
+    await sql`create function user_counters_changed() returns trigger language plpgsql as $$ begin
+      perform pg_notify(${sql.lit(COUNTERS_CHANNEL)},
+        concat_ws(' ', new.user_count, new.members_version, new.credentials_version, new.sessions_version));
+      return null; end $$`.execute(db)
+    await sql`create trigger user_counters_changed after update on user_counters for each row
+      execute function user_counters_changed()`.execute(db)
   }
 }
 

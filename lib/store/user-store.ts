@@ -5,6 +5,8 @@ import { migrateToLatest, ping } from './migrations.js'
 import { raiseTimes } from './raise-times.js'
 import { retryWhileBusy } from './retry-while-busy.js'
 import { SessionStore } from './session-store.js'
+import type { Client } from 'pg'
+import { CountersFeed, type CountersFeedEvents, type CountersFeedTiming, HEARTBEAT_MS, SILENCE_MS } from './counters-feed.js'
 import type BetterSqlite3 from 'better-sqlite3'
 import type { UsersTable, UserCountersTable } from './schema.js'
 
@@ -76,6 +78,16 @@ function toEntry (row: DirectoryRow): DirectoryEntry {
     gender: row.gender,
     shortDesc: row.short_desc,
     lastSeenAt: row.last_seen_at === null ? null : Number(row.last_seen_at)
+  }
+}
+
+function toCounters (row: CountersRow | undefined): UserCounters {
+  if (row === undefined) throw new Error('user_counters has no row: run the migrations')
+  return {
+    userCount: Number(row.user_count),
+    membersVersion: Number(row.members_version),
+    credentialsVersion: Number(row.credentials_version),
+    sessionsVersion: Number(row.sessions_version)
   }
 }
 
@@ -166,14 +178,19 @@ export class UserStore {
 
   /** The counters that every change to the users moves, read in one round trip. */
   async counters (): Promise<UserCounters> {
-    const row = await retryWhileBusy(async () => await this.readCounters())
-    if (row === undefined) throw new Error('user_counters has no row: run the migrations')
-    return {
-      userCount: Number(row.user_count),
-      membersVersion: Number(row.members_version),
-      credentialsVersion: Number(row.credentials_version),
-      sessionsVersion: Number(row.sessions_version)
-    }
+    return toCounters(await retryWhileBusy(async () => await this.readCounters()))
+  }
+
+  /**
+   * The counters told by the database as they change (counters-feed.ts), on a server database; undefined
+   * on an embedded one, whose read per request is a function call. Not started: the caller starts and closes it.
+   */
+  countersFeed (events: Partial<CountersFeedEvents> = {}, timing: CountersFeedTiming = { heartbeatMs: HEARTBEAT_MS, silenceMs: SILENCE_MS }): CountersFeed | undefined {
+    const { openClient } = this.connection
+    if (openClient === undefined) return undefined
+    const { sql: text, parameters } = this.countersQuery
+    const read = async (client: Client): Promise<UserCounters> => toCounters((await client.query<CountersRow>(text, [...parameters])).rows[0])
+    return new CountersFeed(() => openClient(timing.silenceMs), read, events, timing)
   }
 
   private async readCounters (): Promise<CountersRow | undefined> {

@@ -34,9 +34,9 @@ t.test(`${PROCESSES} \`meridian migrate\` at once on a fresh PostgreSQL database
       const runs = await Promise.all(Array.from({ length: PROCESSES }, async () =>
         await runMeridian(['migrate'], { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl })))
       t.same(runs.map((run) => run.code), Array(PROCESSES).fill(0), `round ${round}: every process exits 0`, { stderr: runs.map((run) => run.stderr).join('') })
-      t.equal(runs.filter((run) => run.stdout === 'applied 0001_users, 0002_user_stats, 0003_user_counters, 0004_sessions\n').length, 1, `round ${round}: one process applies the migrations`)
+      t.equal(runs.filter((run) => run.stdout === 'applied 0001_users, 0002_user_stats, 0003_user_counters, 0004_sessions, 0005_counters_notify\n').length, 1, `round ${round}: one process applies the migrations`)
       t.equal(runs.filter((run) => run.stdout === 'database schema is up to date\n').length, PROCESSES - 1, `round ${round}: the others find it applied`)
-      t.same(await schemaOf(databaseUrl), { recorded: ['0001_users', '0002_user_stats', '0003_user_counters', '0004_sessions'], usersTables: 1 }, `round ${round}: the migrations are recorded once`)
+      t.same(await schemaOf(databaseUrl), { recorded: ['0001_users', '0002_user_stats', '0003_user_counters', '0004_sessions', '0005_counters_notify'], usersTables: 1 }, `round ${round}: the migrations are recorded once`)
     })
   }
 })
@@ -56,7 +56,7 @@ t.test(`replicas started together on a fresh PostgreSQL database migrate it once
       try {
         const starts = await Promise.allSettled(replicas.map(async (replica) => { await replica.start() }))
         t.same(starts.map((start) => start.status === 'fulfilled' ? 'ready' : String(start.reason)), ['ready', 'ready', 'ready'], `round ${round}: every replica is ready`)
-        t.same(await schemaOf(databaseUrl), { recorded: ['0001_users', '0002_user_stats', '0003_user_counters', '0004_sessions'], usersTables: 1 }, `round ${round}: the migrations are recorded once`)
+        t.same(await schemaOf(databaseUrl), { recorded: ['0001_users', '0002_user_stats', '0003_user_counters', '0004_sessions', '0005_counters_notify'], usersTables: 1 }, `round ${round}: the migrations are recorded once`)
       } finally {
         // SIGINT skips the drain, which the rollout tests cover.
         const exits = await Promise.all(replicas.filter((replica) => replica.running).map(async (replica) => await replica.stop('SIGINT')))

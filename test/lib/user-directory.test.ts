@@ -86,3 +86,25 @@ t.test('a failed read fails the requests that shared it, and the next turn reads
   t.equal((await directory.latestCounters()).userCount, 0, 'the next read is made')
   t.equal(reads(), 1, 'by the store that works again')
 })
+
+t.test('counters told by the database (PostgreSQL\'s feed) spare every read while it vouches for them, and never go back', async (t) => {
+  const { directory, reads, addUser, store } = await directoryWithWriter(t)
+  const empty: UserCounters = { userCount: 0, membersVersion: 0, credentialsVersion: 0, sessionsVersion: 0 }
+  let told: UserCounters | undefined = empty
+  const feed = { current: () => told, get live () { return told !== undefined } }
+  const toldDirectory = new UserDirectory(store, feed)
+  t.equal(toldDirectory.countersTold, true)
+  t.same(await toldDirectory.latestCounters(), told, 'the told counters are the request\'s')
+  await toldDirectory.latestCounters()
+  t.equal(reads(), 0, 'and no request reads them')
+
+  told = undefined
+  addUser('ada')
+  t.equal(toldDirectory.countersTold, false)
+  t.equal((await toldDirectory.latestCounters()).userCount, 1, 'while the feed vouches for nothing, each request reads them, as without it')
+  t.equal(reads(), 1)
+
+  told = empty
+  t.equal((await toldDirectory.latestCounters()).userCount, 1, 'counters older than a read already made are not taken')
+  t.equal(directory.countersTold, undefined, 'a directory without a feed says so')
+})
