@@ -45,6 +45,11 @@ export const FLOORS = {
   /** POST /api/auth/refresh on SQLite, quiet ÷ Fastify answering a fixed grant. */
   refreshVsFixedBody: { atLeast: 0.5 },
   /**
+   * List page 1 and refresh, each, on PostgreSQL (on the same machine), quiet ÷ Fastify's fixed body (issue #47:
+   * 0.65). The counters are told by the database (LISTEN/NOTIFY) instead of read per request.
+   */
+  postgresVsFixedBody: { atLeast: 0.65 },
+  /**
    * POST /api/markdown/parse of the 5 KB README, quiet ÷ bare node:http + markdown-it with the service's
    * options before issue #37 (CommonMark, tables, strikethrough): the service also renders GitHub's
    * extensions, its bounds and the framework's plugins (about 7 % alone). Issue #36 asked 0.8, set before

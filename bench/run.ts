@@ -18,6 +18,7 @@ import { httpRequest } from '../test/http-request.js'
 import { pathologicalCases, README, README_WITH_HTML } from '../test/markdown-corpus.js'
 import { renderSafeMarkdown, type RawHtml } from '../lib/markdown.js'
 import { FLOORS } from './floors.js'
+import { sunQueries } from './sun-queries.js'
 import {
   type BenchRequest, type ChildServer, JSON_HEADERS, load, log, median, medianRates, ms, percent, percentile, probeLiveness, ratio,
   startServer, Table, times
@@ -30,29 +31,6 @@ const KiB = 1024
 const MiB = 1024 * KiB
 const REPORT_FULL_COLLECTIONS = fileURLToPath(new URL('report-full-collections.cjs', import.meta.url))
 const HOLD_SQLITE_WRITE_LOCK = fileURLToPath(new URL('../scripts/hold-sqlite-write-lock.ts', import.meta.url))
-
-/** A small seeded generator, so that every run sends the same queries. */
-function mulberry32 (seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6D2B79F5) >>> 0
-    let mixed = Math.imul(state ^ (state >>> 15), state | 1)
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61)
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-/** 4,000 random sun queries (latitude ±65°, any longitude, 1950–2100): repeats and new ones alike. */
-function sunQueries (): BenchRequest[] {
-  const random = mulberry32(20240620)
-  const first = Date.UTC(1950, 0, 1) / 1000
-  const last = Date.UTC(2100, 11, 31) / 1000
-  return Array.from({ length: 4000 }, () => ({
-    method: 'GET',
-    path: `/api/date/suninfo?timestamp=${Math.floor(first + random() * (last - first))}` +
-      `&latitude=${((random() * 2 - 1) * 65).toFixed(4)}&longitude=${((random() * 2 - 1) * 180).toFixed(4)}`
-  }))
-}
 
 /** The directories of sqliteUrl's databases, removed at exit by one listener. */
 const sqliteDirectories: string[] = []
@@ -80,6 +58,34 @@ async function postgresUrl (): Promise<{ url: string, drop: () => Promise<void> 
   const url = new URL(server)
   url.pathname = `/${name}`
   return { url: url.href, drop: async () => { await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await admin.end() } }
+}
+
+/** What the database of `databaseUrl` has committed, as PostgreSQL counts it (pg_stat_database). */
+async function committedTransactions (databaseUrl: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ xact_commit: string }>('select xact_commit from pg_stat_database where datname = current_database()')
+    return Number(rows[0]?.xact_commit)
+  } finally {
+    await client.end()
+  }
+}
+
+/** A backend that goes idle publishes its statistics within PostgreSQL's PGSTAT_IDLE_INTERVAL (10 s). */
+const STATISTICS_FLUSH_MS = 11_000
+
+/**
+ * Transactions the service's database commits a request, over 3 s of `request` (32 connections): its
+ * reads and writes, whatever runs beside them (activity written once a second, the counters feed's
+ * heartbeat). Each autocommit statement is a transaction; the benchmark's own two reads add two.
+ */
+async function transactionsPerRequest (databaseUrl: string, serviceUrl: string, request: BenchRequest): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, STATISTICS_FLUSH_MS))
+  const before = await committedTransactions(databaseUrl)
+  const result = await load({ url: serviceUrl, requests: [request], connections: 32, duration: 3 })
+  await new Promise((resolve) => setTimeout(resolve, STATISTICS_FLUSH_MS))
+  return (await committedTransactions(databaseUrl) - before) / result.requests.total
 }
 
 interface Tokens { access_token: string, refresh_token: string }
@@ -182,7 +188,12 @@ async function auth (): Promise<void> {
         const of = (name: string): number => rates[name] ?? NaN
         table.guard(`${route}: image ÷ quiet, on SQLite`, of('image on SQLite') / of('quiet on SQLite'), FLOORS.imageVsQuiet, ratio)
         table.guard(`${route}: quiet on SQLite ÷ Fastify fixed body`, of('quiet on SQLite') / of('fixed'), floor, ratio)
-        if (postgres !== undefined) table.note(`${route}: quiet on PostgreSQL ÷ Fastify fixed body`, ratio(of('quiet on PostgreSQL') / of('fixed')))
+        if (postgres !== undefined) {
+          table.guard(`${route}: quiet on PostgreSQL ÷ Fastify fixed body`, of('quiet on PostgreSQL') / of('fixed'), FLOORS.postgresVsFixedBody, ratio)
+          const onPostgres = services.findIndex(([, database]) => database === 'PostgreSQL')
+          const perRequest = await transactionsPerRequest(postgres.url, started[onPostgres]?.url ?? '', request(tokens[onPostgres] as Tokens))
+          table.note(`${route}: PostgreSQL transactions a request`, perRequest.toFixed(3))
+        }
       }
     })
   } finally {

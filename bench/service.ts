@@ -74,11 +74,11 @@ export function addUsers (env: Record<string, string>, users: number): void {
   if (users > 0) run('user', 'seed', '--count', String(users))
 }
 
-/** `meridian serve` in `configuration` on `databaseUrl` with the bench user and `users` more, once ready. */
-export async function startService (configuration: Configuration, databaseUrl: string, users = 0, limits: Limits = 'exempt'): Promise<ChildServer> {
+/** `meridian serve` in `configuration` on `databaseUrl` with the bench user and `users` more, once ready; `nodeArgs` go to Node (a profiler's). */
+export async function startService (configuration: Configuration, databaseUrl: string, users = 0, limits: Limits = 'exempt', nodeArgs: string[] = []): Promise<ChildServer> {
   const env = await serviceEnvironment(configuration, databaseUrl, limits)
   addUsers(env, users)
-  const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
   child.stdout.resume()
   const url = `http://127.0.0.1:${env.PORT}`
   const exited = once(child, 'exit')
