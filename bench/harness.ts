@@ -51,9 +51,14 @@ export const JSON_HEADERS = { 'content-type': 'application/json' }
 export interface ChildServer { url: string, child: ChildProcess, stop: () => Promise<void> }
 
 export async function startServer (kind: string, ...args: string[]): Promise<ChildServer> {
+  return await startServerWithNodeArgs([], kind, ...args)
+}
+
+/** startServer, with more arguments for Node (a profiler's). */
+export async function startServerWithNodeArgs (nodeArgs: string[], kind: string, ...args: string[]): Promise<ChildServer> {
   // Standard output is a pipe the harness drains, as a container runtime's is: a server that logs
   // pays for its lines as it would in production, and the table stays clean.
-  const child = fork(fileURLToPath(new URL('./servers.ts', import.meta.url)), [kind, ...args], { execArgv: process.execArgv, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+  const child = fork(fileURLToPath(new URL('./servers.ts', import.meta.url)), [kind, ...args], { execArgv: [...process.execArgv, ...nodeArgs], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
   child.stdout?.resume()
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (message) => { resolve((message as { port: number }).port) })

@@ -1,15 +1,21 @@
 /**
- * `npm run profile -- sun|list [DATABASE_URL]`: where a request's time goes on the main thread of
- * `meridian serve` (quiet, as the bench starts it), from V8's CPU profile under load: microseconds a
- * request for each part, the parts named by the module that ran (self time, so a part's callees count
- * as their own). Warm-up load, a pause, then PROFILE_SECONDS (10) of the bench's sun queries, or of
- * list page 1 with the bench user's token, on 20 connections; only that stretch of the profile is
- * counted. The database is a fresh SQLite file unless a URL is given (a PostgreSQL database to use).
+ * `npm run profile -- ROUTE [DATABASE_URL]`: where a request's time goes on the main thread of a server,
+ * from V8's CPU profile under load: microseconds a request for each part, the parts named by the module
+ * that ran (self time, so a part's callees count as their own). Warm-up load, a pause, then
+ * PROFILE_SECONDS (10) of load on 20 connections; only that stretch of the profile is counted.
+ *
+ *   sun      `meridian serve` quiet, as the bench starts it, the bench's sun queries
+ *   list     the same, list page 1 with the bench user's token
+ *   fixed    the bench's reference for sun: Fastify answering a fixed body, the same queries
+ *   app      the app built in a process of the bench's own (bench/servers.ts), not by `meridian serve`, sun
+ *
+ * The database is a fresh SQLite file unless a URL is given (a PostgreSQL database to use).
  */
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type BenchRequest, JSON_HEADERS, load, log } from './harness.js'
+import { type BenchRequest, type ChildServer, JSON_HEADERS, load, log, startServerWithNodeArgs } from './harness.js'
 import { BENCH_USER } from './servers.js'
 import { startService } from './service.js'
 import { sunQueries } from './sun-queries.js'
@@ -58,23 +64,40 @@ function measuredStretch (profile: CpuProfile): Array<{ node: number, us: number
   // The start of the measured load: after the last run of idle samples that lasts PAUSE_MS, before the final idle run.
   let end = samples.length
   while (end > 0 && idle(samples[end - 1]!.node)) end--
+  // A pause may hold a little work (the counters feed's heartbeat, timers): it ends only at 20 ms of work.
   let start = end
-  let idleRunUs = 0
+  let pauseUs = 0
+  let workInPauseUs = 0
   while (start > 0) {
     const sample = samples[start - 1]!
-    idleRunUs = idle(sample.node) ? idleRunUs + sample.us : 0
-    if (idleRunUs >= PAUSE_MS * 1000) break
+    if (idle(sample.node)) pauseUs += sample.us
+    else workInPauseUs += sample.us
+    if (workInPauseUs > 20_000) pauseUs = workInPauseUs = 0
+    if (pauseUs >= PAUSE_MS * 1000) break
     start--
   }
+  // The pause's own few samples of work are not the load's.
+  while (start < end && !idle(samples[start]!.node)) start++
+  while (start < end && idle(samples[start]!.node)) start++
   return samples.slice(start, end)
 }
 
 const [route = 'sun', databaseUrl] = process.argv.slice(2)
-if (route !== 'sun' && route !== 'list') throw new Error('profile: sun or list')
+if (!['sun', 'list', 'fixed', 'app'].includes(route)) throw new Error('profile: sun, list, fixed or app')
 
 const dir = mkdtempSync(join(tmpdir(), 'meridian-profile-'))
 try {
-  const service = await startService('quiet', databaseUrl ?? `sqlite:${join(dir, 'meridian.db')}`, 0, 'exempt', ['--cpu-prof', `--cpu-prof-dir=${dir}`])
+  const database = databaseUrl ?? `sqlite:${join(dir, 'meridian.db')}`
+  // Samples every 100 µs, not every 1 ms: a part of 0.1 µs a request is then hundreds of samples.
+  const profiler = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=100']
+  const service: ChildServer = route === 'fixed'
+    ? await startServerWithNodeArgs(profiler, 'fixed')
+    : route === 'app' ? await startServerWithNodeArgs(profiler, 'app', database, '0') : await startService('quiet', database, 0, 'exempt', profiler)
+  // The server on the first core, the load on the second: on a machine this small the client would
+  // otherwise take the server's core whenever an answer wakes it, and the profile would count the
+  // server's wait inside its write as the write's cost.
+  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', '0', String(service.child.pid)], { stdio: 'ignore' })
+  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', '1', String(process.pid)], { stdio: 'ignore' })
   let total = 0
   try {
     let requests: BenchRequest[] = sunQueries()
@@ -88,7 +111,14 @@ try {
     await new Promise((resolve) => setTimeout(resolve, PAUSE_MS * 2))
     total = (await load({ url: service.url, requests, connections: 20, duration: SECONDS })).requests.total
   } finally {
-    await service.stop()
+    if (route === 'fixed' || route === 'app') {
+      // bench/servers.ts exits by itself when the harness disconnects: a normal exit, so the profile is written.
+      const exited = new Promise((resolve) => service.child.once('exit', resolve))
+      service.child.disconnect()
+      await exited
+    } else {
+      await service.stop()
+    }
   }
   const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'))
   if (file === undefined) throw new Error('no CPU profile written')
@@ -108,6 +138,22 @@ try {
       functions.set(key, (functions.get(key) ?? 0) + us)
     }
     for (const [key, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, 25)) log(`  ${(us / total).toFixed(2)} µs ${key}`)
+  }
+  if (process.env.PROFILE_CALLERS !== undefined) {
+    const parentOf = new Map<number, number>()
+    for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id)
+    const callers = new Map<string, number>()
+    for (const { node, us } of measuredStretch(profile)) {
+      if (byId.get(node)!.callFrame.functionName !== process.env.PROFILE_CALLERS) continue
+      const chain: string[] = []
+      for (let id = parentOf.get(node); id !== undefined && chain.length < 4; id = parentOf.get(id)) {
+        const { functionName, url } = byId.get(id)!.callFrame
+        chain.push(`${functionName || '(anonymous)'} ${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/dist\//, '')}`)
+      }
+      const key = chain.join(' < ')
+      callers.set(key, (callers.get(key) ?? 0) + us)
+    }
+    for (const [key, us] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, 15)) log(`  ${(us / total).toFixed(2)} µs ${key}`)
   }
   const busy = [...parts].filter(([part]) => part !== '(idle)').reduce((sum, [, us]) => sum + us, 0)
   console.log(`${total} requests in ${SECONDS} s; main thread busy ${(busy / 1000).toFixed(0)} ms: ${(busy / total).toFixed(1)} µs a request\n`)

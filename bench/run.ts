@@ -180,7 +180,7 @@ async function auth (): Promise<void> {
   try {
     await withServers([startServer('fixed'), ...services.map(async ([configuration, , url]) => await startService(configuration, url, 1000))], async ([fixed, ...started]) => {
       const tokens = await Promise.all(started.map(async (service) => await logIn(service.url)))
-      for (const [route, request, floor] of [['list page 1', listRequest, FLOORS.listVsFixedBody], ['refresh', refreshRequest, FLOORS.refreshVsFixedBody]] as const) {
+      for (const [route, request, floor, postgresFloor] of [['list page 1', listRequest, FLOORS.listVsFixedBody, FLOORS.postgresListVsFixedBody], ['refresh', refreshRequest, FLOORS.refreshVsFixedBody, FLOORS.postgresRefreshVsFixedBody]] as const) {
         log(`${route}: the service (${services.map(nameOf).join(', ')}; 1,001 users), Fastify with a fixed body`)
         // The fixed-body server gets the very requests the services get: same URL, token and body.
         const rates = await medianRates([{ name: 'fixed', url: fixed?.url ?? '', requests: [request(tokens[0] as Tokens)] },
@@ -189,7 +189,7 @@ async function auth (): Promise<void> {
         table.guard(`${route}: image ÷ quiet, on SQLite`, of('image on SQLite') / of('quiet on SQLite'), FLOORS.imageVsQuiet, ratio)
         table.guard(`${route}: quiet on SQLite ÷ Fastify fixed body`, of('quiet on SQLite') / of('fixed'), floor, ratio)
         if (postgres !== undefined) {
-          table.guard(`${route}: quiet on PostgreSQL ÷ Fastify fixed body`, of('quiet on PostgreSQL') / of('fixed'), FLOORS.postgresVsFixedBody, ratio)
+          table.guard(`${route}: quiet on PostgreSQL ÷ Fastify fixed body`, of('quiet on PostgreSQL') / of('fixed'), postgresFloor, ratio)
           const onPostgres = services.findIndex(([, database]) => database === 'PostgreSQL')
           const perRequest = await transactionsPerRequest(postgres.url, started[onPostgres]?.url ?? '', request(tokens[onPostgres] as Tokens))
           table.note(`${route}: PostgreSQL transactions a request`, perRequest.toFixed(3))
