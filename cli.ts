@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig, readEnv } from './config.js'
 import { hashPassword } from './lib/passwords.js'
 import { seedUsers } from './lib/seed-users.js'
+import { DatabaseSetupError } from './lib/store/connect.js'
 import { UserStore, UsernameTakenError } from './lib/store/user-store.js'
 
 const USAGE = `Usage: meridian <command>
@@ -217,7 +218,7 @@ try {
   // Failures the operator can act on (usage, configuration, a port in use, an unknown host)
   // are one line; anything else keeps its stack for a bug report.
   const isSystemError = typeof (error as NodeJS.ErrnoException).syscall === 'string'
-  const isExpected = error instanceof UsageError || error instanceof ConfigError || isSystemError ||
+  const isExpected = error instanceof UsageError || error instanceof ConfigError || error instanceof DatabaseSetupError || isSystemError ||
     (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
   const message = isPostgresSetupError(error)
     ? `PostgreSQL: ${(error as Error).message}`

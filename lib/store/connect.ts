@@ -15,6 +15,24 @@ const loadPg = (): Pg => createRequire(import.meta.url)('pg') as Pg
 
 export type Dialect = 'sqlite' | 'postgres'
 
+/**
+ * A failure the operator must act on, not a bug: the database cannot be used as it is (a file that
+ * cannot be opened, a schema newer than this release). Said in one line, with what to do.
+ */
+export class DatabaseSetupError extends Error {
+  override name = 'DatabaseSetupError'
+}
+
+/** better-sqlite3's refusal to open or create the file (a directory it may not write, say). */
+function openSqlite (file: string): BetterSqlite3.Database {
+  try {
+    return new BetterSqlite3ForThisNode(file)
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'SQLITE_CANTOPEN') throw error
+    throw new DatabaseSetupError(`SQLite cannot open ${file}: ${(error as Error).message} (can this user write to its directory?)`, { cause: error })
+  }
+}
+
 export interface Connection {
   db: Kysely<Database>
   dialect: Dialect
@@ -90,7 +108,7 @@ export function connect (databaseUrl: string): Connection {
   const sqliteFile = sqliteFileOf(databaseUrl)
   if (sqliteFile !== undefined) {
     mkdirSync(dirname(sqliteFile), { recursive: true })
-    const database = new BetterSqlite3ForThisNode(sqliteFile)
+    const database = openSqlite(sqliteFile)
     // WAL lets the CLI write while the server reads and writes. SQLite waits for a lock held by
     // another process synchronously, stalling every request: it waits a few ms, and the store
     // retries on a timer for longer (retry-while-busy.ts).

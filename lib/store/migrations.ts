@@ -1,5 +1,5 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
-import type { Dialect } from './connect.js'
+import { DEFAULT_MIGRATION_TABLE, type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
+import { DatabaseSetupError, type Dialect } from './connect.js'
 
 /**
  * Versioned migrations, applied in name order and recorded by Kysely in `kysely_migration`.
@@ -259,7 +259,29 @@ class InlineMigrations implements MigrationProvider {
  * another process creating its bookkeeping tables first. test/cluster/concurrent-migrate.test.ts
  * holds any Kysely upgrade to that.
  */
+
+/** The migrations recorded in the database, in order; none before the first. */
+async function recordedMigrations (db: Kysely<any>): Promise<string[]> {
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true })
+  if (!tables.some((table) => table.name === DEFAULT_MIGRATION_TABLE)) return []
+  const rows = await db.selectFrom(DEFAULT_MIGRATION_TABLE).select('name').orderBy('name').execute()
+  return rows.map((row: { name: string }) => row.name)
+}
+
+/**
+ * Refuses a database that a later release has migrated past what this one knows (a rollback too far):
+ * running against a schema it does not know could lose or misread data.
+ */
+async function refuseNewerSchema (db: Kysely<any>, dialect: Dialect): Promise<void> {
+  const known = Object.keys(migrationsFor(dialect)).sort()
+  const unknown = (await recordedMigrations(db)).filter((name) => !known.includes(name))
+  if (unknown.length === 0) return
+  throw new DatabaseSetupError(`the database is at migration ${unknown.at(-1)!}, newer than this release knows (its latest is ${known.at(-1)!}): ` +
+    'run the release that migrated it or a later one, or restore a backup taken before it (docs/operations.md, "Rolling back")')
+}
+
 export async function migrateToLatest (db: Kysely<any>, dialect: Dialect): Promise<string[]> {
+  await refuseNewerSchema(db, dialect)
   const migrator = new Migrator({ db, provider: new InlineMigrations(dialect) })
   const { error, results } = await migrator.migrateToLatest()
   if (error !== undefined) throw error instanceof Error ? error : new Error(String(error))
