@@ -5,6 +5,8 @@ import { ConfigError, loadConfig, readEnv } from './config.js'
 import { hashPassword } from './lib/passwords.js'
 import { seedUsers } from './lib/seed-users.js'
 import { DatabaseSetupError } from './lib/store/connect.js'
+import { sqliteFileOf } from './lib/store/database-url.js'
+import { backupSqlite, restoreSqlite } from './lib/store/sqlite-backup.js'
 import { UserStore, UsernameTakenError } from './lib/store/user-store.js'
 
 const USAGE = `Usage: meridian <command>
@@ -20,9 +22,13 @@ const USAGE = `Usage: meridian <command>
   user sessions U                         list U's open sessions: start, last use, expiry
   user seed --count N                     add N plausible users, all with the password read from
                                           standard input (for demos and load tests)
+  backup FILE                             copy the SQLite database to FILE, checked whole; safe while the
+                                          server runs (PostgreSQL: pg_dump, docs/operations.md)
+  restore FILE                            replace the SQLite database with the backup FILE; refuses
+                                          while any process has the database open
   openapi                                 print the OpenAPI document
 
-Every command uses DATABASE_URL, like the server, and is safe while the server runs.`
+Every command uses DATABASE_URL, like the server; all but restore are safe while the server runs.`
 
 /** A failure the user caused: one line on stderr, exit code 1, no stack. */
 class UsageError extends Error {}
@@ -35,6 +41,13 @@ async function readPassword (): Promise<string> {
   if (password.length === 0) throw new UsageError('a password is required on standard input')
   if (password.length > 1024) throw new UsageError('the password is longer than 1024 characters')
   return password
+}
+
+/** The one FILE argument of `backup` and `restore`. */
+function onlyFile (command: string, args: Array<string | undefined>): string {
+  const files = args.filter((arg): arg is string => arg !== undefined)
+  if (files.length !== 1 || files[0]!.startsWith('-')) throw new UsageError(`usage: meridian ${command} FILE`)
+  return files[0]!
 }
 
 function isRealDate (text: string): boolean {
@@ -152,6 +165,18 @@ async function run (argv: string[]): Promise<string | undefined> {
     case 'migrate': {
       const applied = await withStore(async (_store, applied) => applied)
       return applied.length === 0 ? 'database schema is up to date' : `applied ${applied.join(', ')}`
+    }
+    case 'backup':
+    case 'restore': {
+      const file = onlyFile(command, [subcommand, ...rest])
+      const databaseFile = sqliteFileOf(readEnv().DATABASE_URL)
+      if (databaseFile === undefined) throw new UsageError(`${command} copies an SQLite database; for PostgreSQL use pg_dump and pg_restore (docs/operations.md, "Backups")`)
+      if (command === 'backup') {
+        const { users, sessions } = await backupSqlite(databaseFile, file)
+        return `backed up ${users} users and ${sessions} sessions to ${file} (integrity check: ok)`
+      }
+      const { users, sessions } = await restoreSqlite(file, databaseFile)
+      return `restored ${file} into ${databaseFile}: ${users} users, ${sessions} sessions; start the service again`
     }
     case 'openapi': {
       // Nothing is listened on or written: a throwaway key and an in-memory database.

@@ -1,0 +1,109 @@
+import { existsSync, renameSync, rmSync } from 'node:fs'
+import type BetterSqlite3 from 'better-sqlite3'
+import BetterSqlite3ForThisNode from './better-sqlite3.js'
+import { DatabaseSetupError } from './connect.js'
+
+/** Pages a backup step may copy: all that remain, so that one step copies one snapshot and is never restarted by a write. */
+const ALL_PAGES = 0x7fffffff
+/** How long to wait for another process's lock before saying the database is in use. */
+const LOCK_WAIT_MS = 200
+
+export interface BackupContents {
+  users: number
+  sessions: number
+}
+
+/**
+ * Makes a copy one self-contained file: the backup API gives the copy the live database's WAL mode,
+ * whose pages may still sit in a `-wal` file beside it. Rollback-journal mode checkpoints them in and
+ * removes it (the service sets WAL again when it opens the file).
+ */
+function settle (file: string): void {
+  const copy = new BetterSqlite3ForThisNode(file, { fileMustExist: true })
+  try {
+    copy.pragma('journal_mode = DELETE')
+  } finally {
+    copy.close()
+  }
+}
+
+/** Opens a copy read-only, checks it whole (PRAGMA integrity_check) and counts what it holds; throws if it is not a sound Meridian database. */
+function checkedCopy (file: string): BackupContents {
+  let copy: BetterSqlite3.Database
+  try {
+    copy = new BetterSqlite3ForThisNode(file, { readonly: true, fileMustExist: true })
+  } catch (error) {
+    throw new DatabaseSetupError(`${file} cannot be opened as an SQLite database: ${(error as Error).message}`, { cause: error })
+  }
+  try {
+    let check: unknown
+    try {
+      check = copy.pragma('integrity_check', { simple: true })
+    } catch (error) {
+      throw new DatabaseSetupError(`${file} is not a sound SQLite database: ${(error as Error).message}`, { cause: error })
+    }
+    if (check !== 'ok') throw new DatabaseSetupError(`${file} fails SQLite's integrity check: ${String(check)}`)
+    const tables = new Set(copy.prepare("select name from sqlite_master where type = 'table'").pluck().all() as string[])
+    if (!tables.has('kysely_migration') || !tables.has('users')) throw new DatabaseSetupError(`${file} is not a Meridian database (no users or migrations)`)
+    const count = (table: string): number => tables.has(table) ? copy.prepare(`select count(*) from ${table}`).pluck().get() as number : 0
+    return { users: count('users'), sessions: count('sessions') }
+  } finally {
+    copy.close()
+  }
+}
+
+/**
+ * A consistent copy of the live database at `destination`, safe while the service runs: SQLite's
+ * online backup API reads one snapshot (writers go on, in WAL mode), into a file beside the
+ * destination that becomes it only once SQLite's integrity check passed. An existing file is
+ * never overwritten.
+ */
+export async function backupSqlite (databaseFile: string, destination: string): Promise<BackupContents> {
+  if (existsSync(destination)) throw new DatabaseSetupError(`${destination} exists: back up to a new file`)
+  if (!existsSync(databaseFile)) throw new DatabaseSetupError(`there is no database at ${databaseFile}`)
+  const partial = `${destination}.partial`
+  const database = new BetterSqlite3ForThisNode(databaseFile, { fileMustExist: true, timeout: LOCK_WAIT_MS })
+  try {
+    await database.backup(partial, { progress: () => ALL_PAGES })
+    settle(partial)
+    const contents = checkedCopy(partial)
+    renameSync(partial, destination)
+    return contents
+  } finally {
+    database.close()
+    for (const leftover of [partial, `${partial}-wal`, `${partial}-shm`]) rmSync(leftover, { force: true })
+  }
+}
+
+/**
+ * Replaces the database with a backup that passes the integrity check. Refuses while any process has
+ * the database open (a server, the CLI), since it would go on with the file it holds: SQLite grants
+ * an exclusive lock only to a connection that is alone.
+ */
+export async function restoreSqlite (backupFile: string, databaseFile: string): Promise<BackupContents> {
+  const contents = checkedCopy(backupFile)
+  if (existsSync(databaseFile)) {
+    const held = new BetterSqlite3ForThisNode(databaseFile, { fileMustExist: true, timeout: LOCK_WAIT_MS })
+    try {
+      held.pragma('locking_mode = EXCLUSIVE')
+      held.exec('BEGIN EXCLUSIVE; COMMIT')
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error
+      throw new DatabaseSetupError(`${databaseFile} is in use by another process: stop every replica and CLI command using it (docker compose stop, or SIGTERM), then restore`, { cause: error })
+    } finally {
+      held.close()
+    }
+  }
+  const restoring = `${databaseFile}.restoring`
+  const source = new BetterSqlite3ForThisNode(backupFile, { readonly: true, fileMustExist: true })
+  try {
+    await source.backup(restoring, { progress: () => ALL_PAGES })
+    settle(restoring)
+  } finally {
+    source.close()
+  }
+  // The old database's write-ahead log must not be replayed onto the restored file.
+  for (const leftover of [`${databaseFile}-wal`, `${databaseFile}-shm`]) rmSync(leftover, { force: true })
+  renameSync(restoring, databaseFile)
+  return contents
+}
