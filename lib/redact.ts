@@ -1,20 +1,48 @@
 /** Query or form fields whose values must never reach a log line. */
 const SECRET_FIELDS = /^(access_token|refresh_token|token|password|jwt_secret)$/i
 
-/** The URL with the value of every secret query parameter replaced by `[REDACTED]`. */
-export function redactUrl (url: string): string {
-  const queryStart = url.indexOf('?')
-  if (queryStart === -1) return url
-  const redacted = url.slice(queryStart + 1).split('&').map((pair) => {
+/** A secret field written into a parameter's name by a client that encoded its `=` (`access_token%3D…`). */
+const SECRET_FIELD_WITH_VALUE = /^(access_token|refresh_token|token|password|jwt_secret)=/i
+
+/** A secret field as a path parameter (`/api/user/list;access_token=…`), up to the next `;`, `/` or `?`. */
+const SECRET_PATH_PARAMETER = /;(access_token|refresh_token|token|password|jwt_secret)(=|%3[dD])[^;/?]*/gi
+
+/**
+ * Anything shaped like one of the service's tokens, wherever a client put it (the path, a parameter's
+ * name or value): a JWT, three base64url parts whose first is a JSON header (`eyJ`), its dots written
+ * or percent-encoded.
+ */
+const TOKEN_SHAPED = /eyJ[\w-]{8,}(?:\.|%2[eE])[\w-]*(?:(?:\.|%2[eE])[\w-]*)?/g
+
+export const REDACTED = '[REDACTED]'
+
+function decodedName (rawName: string): string {
+  try {
+    return decodeURIComponent(rawName.replaceAll('+', ' '))
+  } catch {
+    return rawName
+  }
+}
+
+function redactQuery (query: string): string {
+  return query.split('&').map((pair) => {
     const separator = pair.indexOf('=')
     const rawName = separator === -1 ? pair : pair.slice(0, separator)
-    let name: string
-    try {
-      name = decodeURIComponent(rawName.replaceAll('+', ' '))
-    } catch {
-      name = rawName
-    }
-    return SECRET_FIELDS.test(name) ? `${rawName}=[REDACTED]` : pair
-  })
-  return `${url.slice(0, queryStart)}?${redacted.join('&')}`
+    const name = decodedName(rawName)
+    if (SECRET_FIELDS.test(name)) return `${rawName}=${REDACTED}`
+    const written = SECRET_FIELD_WITH_VALUE.exec(name)
+    return written === null ? pair : `${written[1]!}%3D${REDACTED}`
+  }).join('&')
+}
+
+/**
+ * The URL as it may be logged: the value of every secret parameter, in the query or the path, and
+ * anything shaped like a token anywhere, replaced by `[REDACTED]`.
+ */
+export function redactUrl (url: string): string {
+  const queryStart = url.indexOf('?')
+  const path = queryStart === -1 ? url : url.slice(0, queryStart)
+  const redactedPath = path.replace(SECRET_PATH_PARAMETER, (_, name: string) => `;${name}=${REDACTED}`)
+  const redacted = queryStart === -1 ? redactedPath : `${redactedPath}?${redactQuery(url.slice(queryStart + 1))}`
+  return redacted.replace(TOKEN_SHAPED, REDACTED)
 }

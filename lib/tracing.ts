@@ -18,6 +18,7 @@ import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { AccessLog } from './access-log.js'
+import { redactUrl } from './redact.js'
 import { packageInfo } from './package-info.js'
 
 const SHUTDOWN_BOUND_MS = 2000
@@ -31,7 +32,8 @@ export interface Tracing {
   shutdown: () => Promise<void>
 }
 
-const pathOf = (url: string): string => url.split('?', 1)[0] as string
+/** The URL's path as a span may carry it: a token a client put there by mistake is redacted, as in the logs. */
+const pathOf = (url: string): string => redactUrl(url.split('?', 1)[0] as string)
 
 /**
  * Fastify writes "incoming request" (a `debug` line, lib/access-log.ts) before the first hook, so

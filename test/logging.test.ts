@@ -33,6 +33,15 @@ t.test('no token or password reaches the logs at any level', async (t) => {
   await app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: `{"username":"ada","password":"${password}"` })
   await app.inject({ method: 'POST', url: '/api/auth/refresh', headers: { 'content-type': 'application/json' }, payload: `{"refresh_token":"${refresh}",}` })
   await app.inject({ method: 'POST', url: '/api/auth/logout', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `refresh_token=${refresh}` })
+  // Tokens where clients put them by mistake: the path, a path parameter, a parameter's name with its `=` encoded, dots encoded.
+  for (const token of [access, refresh]) {
+    await app.inject({ url: `/api/user/list;access_token=${token}` })
+    await app.inject({ url: `/api/user/list/${token}` })
+    await app.inject({ url: `/api/user/list?access_token%3D${token}` })
+    await app.inject({ url: `/api/user/list?page=1&q=${token}` })
+    await app.inject({ url: `/api/user/list?access_token=${(token as string).replaceAll('.', '%2E')}` })
+    await app.inject({ url: `/api/nothing-here/${token}` })
+  }
   await app.inject({ url: `/api/user/list?access_token=${access}` })
   await app.inject({ method: 'POST', url: '/api/auth/logout', payload: { refresh_token: refresh } })
   await app.close()
@@ -41,7 +50,10 @@ t.test('no token or password reaches the logs at any level', async (t) => {
   t.ok(lines.length > 20, `captured ${lines.length} log lines`)
   t.ok(lines.some((line) => line.includes('access_token=[REDACTED]')), 'request URLs are logged, redacted')
   const log = lines.join('\n')
-  const secrets = { password, access, refresh, refreshed, signature: (access as string).split('.')[2], 'session id': sessionIdOf(refresh) }
+  const secrets = {
+    password, access, refresh, refreshed, signature: (access as string).split('.')[2], 'session id': sessionIdOf(refresh),
+    'refresh signature': (refresh as string).split('.')[2], 'access payload': (access as string).split('.')[1]
+  }
   for (const [name, secret] of Object.entries(secrets)) {
     t.notOk(log.includes(secret), `${name} is not in the logs`)
   }

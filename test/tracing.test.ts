@@ -101,6 +101,9 @@ t.test('tracing: spans of a login, a list and a render with their database and R
   const { access_token: accessToken, refresh_token: refreshToken } = login.json() as { access_token: string, refresh_token: string }
   const list = await httpRequest(replica, `/api/user/list?access_token=${encodeURIComponent(accessToken)}&per_page=5`, { agent: false })
   t.equal(list.status, 200)
+  // A token in the path, where a client put it by mistake: the span's url.path carries the path.
+  const misplaced = await httpRequest(replica, `/api/user/list/${accessToken}`, { agent: false })
+  t.equal(misplaced.status, 404)
   const render = await httpRequest(replica, '/api/markdown/parse', { agent: false, json: { markdown: `*${accessToken}*` } })
   t.equal(render.status, 200)
   const refresh = await httpRequest(replica, '/api/auth/refresh', { agent: false, form: { refresh_token: refreshToken } })

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { clusterTestSkip, startCluster, STOCK_NGINX_CONFIG, type Cluster } from './harness.js'
+import { balancerLog, clusterTestSkip, startCluster, STOCK_NGINX_CONFIG, type Cluster } from './harness.js'
+import { assertNoTokensInLogs } from './log-secrets.js'
 
 /** The contract's bound for a revocation to hold on every replica. */
 const REVOCATION_BOUND_MS = 1000
@@ -131,6 +132,25 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
   await t.test('nginx keeps its connections to the replicas open between requests', async (t) => {
     const opened = await connectionsOpenedFor40Requests(t, cluster)
     t.ok(opened <= KEEPALIVE_CONNECTIONS_BOUND, `a few connections serve them all (keepalive), not one per request (${opened})`)
+  })
+
+  await t.test('a token put in the path by mistake reaches neither nginx\'s access log nor a replica\'s', async (t) => {
+    await cluster.addUser('misplaced-token-user', 'misplaced-token-password')
+    const { access_token: access, refresh_token: refresh } = await cluster.login('misplaced-token-user', 'misplaced-token-password')
+    const linesBefore = balancerLog(cluster).length
+    for (const token of [access, refresh]) {
+      for (const path of [`/api/user/list;access_token=${token}`, `/api/user/list/${token}`, `/api/user/list?access_token%3D${token}`,
+        `/api/user/list/${token.replaceAll('.', '%2E')}`, `/api/nothing-here/${token}?page=1`]) {
+        const answer = await cluster.request(path)
+        t.ok(answer.status >= 400, `${path.slice(0, 40)}… answers ${answer.status}`)
+      }
+    }
+    const logged = balancerLog(cluster, linesBefore)
+    t.equal(logged.length, 10, 'nginx logged each request')
+    t.ok(logged.some((line) => line.includes('/api/user/list/[REDACTED]')) && logged.some((line) => line.includes(';access_token=[REDACTED]')), 'with the token\'s place shown redacted')
+    // The replicas write their lines in batches: give them a flush.
+    await sleep(500)
+    assertNoTokensInLogs(t, cluster.directory)
   })
 
   await t.test('a token minted by one replica works on every other', async (t) => {

@@ -9,3 +9,28 @@ t.test('secret query values are redacted, the rest kept', async (t) => {
   t.equal(redactUrl('/x?%E0%A4%A=1&access_token=s'), '/x?%E0%A4%A=1&access_token=[REDACTED]', 'a malformed escape does not throw')
   t.equal(redactUrl('/api/date/suninfo'), '/api/date/suninfo')
 })
+
+t.test('a token is redacted wherever a client put it by mistake', async (t) => {
+  const token = 'eyJhbGciOiJIUzI1NiIsImtpZCI6ImFiYyJ9.eyJzdWIiOiIxIiwidXNlIjoiYWNjZXNzIn0.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg'
+  const cases: Array<[string, string]> = [
+    [`/api/user/list;access_token=${token}`, 'a path parameter'],
+    [`/api/user/list;access_token=${token}?page=2`, 'a path parameter before a query'],
+    [`/api/user/list/${token}`, 'a path segment'],
+    [`/api/user/list?access_token%3D${token}`, 'a query name with its = encoded'],
+    [`/api/user/list?access_token%3d${token}&page=1`, 'the same, lower case'],
+    [`/api/user/list?q=${token}`, 'the value of another parameter'],
+    [`/api/user/list?${token}`, 'a bare query'],
+    [`/api/user/list?access_token=${token.replaceAll('.', '%2E')}`, 'its dots encoded'],
+    [`/api/user/list/${token.replaceAll('.', '%2e')}/more`, 'its dots encoded, in the path'],
+    [`/api/user/list?x=${token.slice(0, 60)}`, 'cut short'],
+    [`/api/user/list;token=not-a-jwt-but-a-secret`, 'a secret path parameter of any shape']
+  ]
+  for (const [url, where] of cases) {
+    const redacted = redactUrl(url)
+    t.notMatch(redacted, /eyJ|not-a-jwt|c2lnbmF0dXJl/, `${where}: ${redacted}`)
+    t.match(redacted, '[REDACTED]', where)
+  }
+  t.equal(redactUrl(`/api/user/list;access_token=${token}?page=2`), '/api/user/list;access_token=[REDACTED]?page=2', 'the rest is kept')
+  t.equal(redactUrl('/api/date/suninfo?timestamp=1700000000&latitude=1&longitude=2'), '/api/date/suninfo?timestamp=1700000000&latitude=1&longitude=2', 'ordinary URLs are untouched')
+  t.equal(redactUrl('/api/markdown/parse?eyJ=1'), '/api/markdown/parse?eyJ=1', 'a short eyJ is not a token')
+})
