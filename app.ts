@@ -10,6 +10,7 @@ import type { Tracing } from './lib/tracing.js'
 import { redactUrl } from './lib/redact.js'
 import activity from './plugins/activity.js'
 import directory from './plugins/directory.js'
+import nosniff from './plugins/nosniff.js'
 import drain from './plugins/drain.js'
 import errors, { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
 import fairShare from './plugins/fair-share.js'
@@ -100,6 +101,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
 
   if (options.tracing !== undefined) await app.register(options.tracing.plugin)
   await app.register(requestId)
+  await app.register(nosniff)
   await app.register(errors)
   await app.register(strictNumbers)
   await app.register(drain, { delayMs: config.DRAIN_SECONDS * 1000 })

@@ -120,6 +120,19 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
     }
   })
 
+  await t.test('every answer through the balancer is the API\'s JSON with nosniff, nginx\'s own answers included (413 past its body limit)', async (t) => {
+    const proxied = await cluster.request('/api/date/suninfo?timestamp=1700000000&latitude=51.4779&longitude=-0.0015')
+    t.equal(proxied.headers['x-content-type-options'], 'nosniff', 'a replica\'s answer, once')
+    const metrics = await cluster.request('/metrics')
+    t.equal(metrics.headers['x-content-type-options'], 'nosniff', 'nginx\'s 404')
+    // Past client_max_body_size (2 MiB): nginx refuses it before any replica sees it.
+    const tooLarge = await cluster.request('/api/markdown/parse', { json: { markdown: 'x'.repeat(3 * 1024 * 1024) }, agent: false })
+    t.equal(tooLarge.status, 413)
+    t.match(tooLarge.headers['content-type'], /^application\/json/)
+    t.same(tooLarge.json(), { error: { code: 413, message: 'Body too large' } }, 'the API\'s error body, not nginx\'s HTML page')
+    t.equal(tooLarge.headers['x-content-type-options'], 'nosniff')
+  })
+
   await t.test('a request id sent through the balancer reaches the replica and comes back; nginx makes one otherwise', async (t) => {
     const sent = await cluster.request('/health/live', { headers: { 'x-request-id': 'client-trace-42' } })
     t.equal(sent.headers['x-request-id'], 'client-trace-42')
@@ -317,6 +330,7 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
       t.equal(answer.status, 503, path)
       t.match(answer.headers['content-type'], /^application\/json/)
       t.same(answer.json(), { error: { code: 503, message: 'Service unavailable' } })
+      t.equal(answer.headers['x-content-type-options'], 'nosniff')
     }
   })
 
