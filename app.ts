@@ -11,6 +11,7 @@ import { redactUrl } from './lib/redact.js'
 import activity from './plugins/activity.js'
 import directory from './plugins/directory.js'
 import nosniff from './plugins/nosniff.js'
+import compression from './plugins/compression.js'
 import drain from './plugins/drain.js'
 import errors, { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
 import fairShare from './plugins/fair-share.js'
@@ -129,6 +130,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {})
   })
   await app.register(metrics)
+  // Before the routes that opt in to it, whose onRoute it reads.
+  await app.register(compression)
   await app.register(openapi, { version: packageInfo.version })
   await app.register(health)
 

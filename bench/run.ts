@@ -227,6 +227,15 @@ async function markdown (): Promise<void> {
     const github = perRender('github')
     table.note('markdown README with raw HTML: a render, sanitized ÷ escaped (in process)', `${(github * 1000).toFixed(0)} µs ÷ ${(escaped * 1000).toFixed(0)} µs = ${ratio(github / escaped)}`)
 
+    // What compression costs a replica: the same ~40 KB answer (README ×8), asked for with and without brotli/gzip.
+    const large = JSON.stringify({ markdown: README.repeat(8) })
+    log(`markdown: a ${(large.length / KiB).toFixed(0)} KiB document, the service quiet, its answer compressed or not`)
+    const compressionRates = await medianRates([
+      { name: 'compressed', url, requests: [{ method: 'POST', path: '/api/markdown/parse', headers: { ...JSON_HEADERS, 'accept-encoding': 'br, gzip' }, body: large }] },
+      { name: 'identity', url, requests: [{ method: 'POST', path: '/api/markdown/parse', headers: JSON_HEADERS, body: large }] }
+    ])
+    table.note('markdown README ×8: quiet, answer compressed (brotli) ÷ not', ratio((compressionRates.compressed ?? NaN) / (compressionRates.identity ?? NaN)))
+
     const render = async (source: string): Promise<number> => {
       const started = performance.now()
       const response = await fetch(`${url}/api/markdown/parse`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ markdown: source }) })

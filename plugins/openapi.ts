@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { COMPRESSED } from './compression.js'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { type OpenApiDocument, withOperationExamples } from '../lib/openapi-examples.js'
@@ -66,7 +67,11 @@ export default fp(async function openapi (fastify: FastifyInstance, options: { v
     }
   })
 
-  fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger())
+  // Cacheable, and compressed or not by what the client accepts: each copy says so (Vary).
+  fastify.get('/openapi.json', { schema: { hide: true }, compress: COMPRESSED }, async (_request, reply) => {
+    reply.header('vary', 'accept-encoding')
+    return fastify.swagger()
+  })
   await fastify.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: DOCS_CONTENT_SECURITY_POLICY,

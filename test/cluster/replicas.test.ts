@@ -133,6 +133,14 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
     t.equal(tooLarge.headers['x-content-type-options'], 'nosniff')
   })
 
+  await t.test('a large answer comes through the balancer compressed, as the replica compressed it', async (t) => {
+    const markdown = Array.from({ length: 400 }, (_, i) => `Paragraph ${i} with **bold** and a [link](https://example.com/${i}).`).join('\n\n')
+    const answer = await cluster.request('/api/markdown/parse', { json: { markdown }, headers: { 'accept-encoding': 'gzip, br' } })
+    t.equal(answer.status, 200)
+    t.equal(answer.headers['content-encoding'], 'br')
+    t.match(answer.headers.vary, /accept-encoding/i)
+  })
+
   await t.test('a request id sent through the balancer reaches the replica and comes back; nginx makes one otherwise', async (t) => {
     const sent = await cluster.request('/health/live', { headers: { 'x-request-id': 'client-trace-42' } })
     t.equal(sent.headers['x-request-id'], 'client-trace-42')

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { COMPRESSED } from '../../../plugins/compression.js'
 import { apiErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { MarkdownHtml, MarkdownRequest } from '../../../schemas/markdown.js'
 
 const parse: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post('/api/markdown/parse', {
     config: { fairShare: 'document' },
+    compress: COMPRESSED,
     schema: {
       tags: ['markdown'],
       operationId: 'renderMarkdown',

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { COMPRESSED } from '../../../plugins/compression.js'
 import { apiErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { UserListQuery, UserPage } from '../../../schemas/user.js'
 import { agesOn, isOnline, linkedPages, pageWindow, totalPages } from '../../../lib/users.js'
@@ -22,6 +23,7 @@ export interface UserListOptions { onlineWindowSeconds: number }
 const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options) => {
   fastify.get(LIST_PATH, {
     config: { fairShare: 'request' },
+    compress: COMPRESSED,
     schema: {
       tags: ['users'],
       operationId: 'listUsers',
