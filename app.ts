@@ -11,6 +11,7 @@ import { redactUrl } from './lib/redact.js'
 import activity from './plugins/activity.js'
 import directory from './plugins/directory.js'
 import nosniff from './plugins/nosniff.js'
+import requestTimeout from './plugins/request-timeout.js'
 import compression from './plugins/compression.js'
 import drain from './plugins/drain.js'
 import errors, { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
@@ -37,7 +38,7 @@ export interface BuildOptions {
   /** Where log lines go; by default standard output, or nowhere when LOG_LEVEL is silent. */
   logStream?: NodeJS.WritableStream
   /** Throttle limits other than the defaults, for tests. */
-  loginThrottle?: Omit<LoginThrottleOptions, 'redisUrl'>
+  loginThrottle?: Partial<Omit<LoginThrottleOptions, 'redisUrl'>>
   /** How often fair-share counts are synced through Redis, for tests. */
   fairShare?: { syncIntervalMs?: number }
   /** Render threads and their bounds other than the defaults, for tests. */
@@ -89,10 +90,13 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     // Longer than a balancer keeps an idle connection (nginx's upstream keepalive_timeout: 60 s):
     // the balancer, never the replica, closes an idle one, so it never writes onto a closing one.
     keepAliveTimeout: 75_000,
+    // Node's part of REQUEST_TIMEOUT: headers that never finish (plugins/request-timeout.ts times bodies).
+    requestTimeout: config.REQUEST_TIMEOUT * 1000,
     clientErrorHandler,
     frameworkErrors,
     // plugins/errors.ts refuses a missing Host itself, with the contract's body.
-    http: { requireHostHeader: false },
+    // Node checks request timeouts on this period (30 s by default, which would double a short REQUEST_TIMEOUT).
+    http: { requireHostHeader: false, connectionsCheckingInterval: 1000 },
     schemaController: validatorCompilers(),
     genReqId: requestIdOf
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -103,6 +107,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   if (options.tracing !== undefined) await app.register(options.tracing.plugin)
   await app.register(requestId)
   await app.register(nosniff)
+  await app.register(requestTimeout, { timeoutMs: config.REQUEST_TIMEOUT * 1000 })
   await app.register(errors)
   await app.register(strictNumbers)
   await app.register(drain, { delayMs: config.DRAIN_SECONDS * 1000 })
@@ -116,7 +121,13 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     accessTtlSeconds: config.ACCESS_TOKEN_TTL
   })
   await app.register(activity)
-  await app.register(loginThrottle, { ...options.loginThrottle, ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {}) })
+  await app.register(loginThrottle, {
+    maxFailuresPerUsername: config.LOGIN_MAX_FAILURES_PER_USER,
+    maxFailuresPerAddress: config.LOGIN_MAX_FAILURES_PER_ADDRESS,
+    windowSeconds: config.LOGIN_FAILURE_WINDOW,
+    ...options.loginThrottle,
+    ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {})
+  })
   await app.register(markdownRenderer, { rawHtml: config.MARKDOWN_RAW_HTML, ...options.markdownRenderer })
   // Before the routes: it limits each route that names `fairShare` in its config as it is added.
   await app.register(fairShare, {

@@ -35,6 +35,15 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_MARKDOWN_RENDERS: Type.Integer({ minimum: 1, default: 1 }),
   /** Comma-separated addresses or CIDR ranges the fair-share limits never apply to (not the login throttle). */
   RATE_LIMIT_EXEMPT: Type.String({ default: '' }),
+  /**
+   * Failed logins (plugins/login-throttle.ts): at most this many per username, and per client
+   * address, in a window of LOGIN_FAILURE_WINDOW seconds; users behind one NAT share the address's.
+   */
+  LOGIN_MAX_FAILURES_PER_USER: Type.Integer({ minimum: 1, default: 5 }),
+  LOGIN_MAX_FAILURES_PER_ADDRESS: Type.Integer({ minimum: 1, default: 20 }),
+  LOGIN_FAILURE_WINDOW: Type.Integer({ minimum: 1, maximum: 86400, default: 900 }),
+  /** Seconds a client has to send a whole request, headers and body; past it, 408 and the connection closed. */
+  REQUEST_TIMEOUT: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
   /** Raw HTML in Markdown: `github`, through GitHub's allowlist; `escape`, every tag shown as text (lib/markdown.ts). */
   MARKDOWN_RAW_HTML: Type.Union([Type.Literal('github'), Type.Literal('escape')], { default: 'github' }),
   /** Port of the Prometheus metrics listener; unset, no metrics are served. */

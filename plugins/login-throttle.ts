@@ -9,11 +9,12 @@ import {
 
 export interface LoginThrottleOptions {
   redisUrl?: string
-  /** Failed logins allowed per username in a window. */
-  maxFailuresPerUsername?: number
-  /** Failed logins allowed per client address in a window. */
-  maxFailuresPerAddress?: number
-  windowSeconds?: number
+  /** Failed logins allowed per username in a window (LOGIN_MAX_FAILURES_PER_USER). */
+  maxFailuresPerUsername: number
+  /** Failed logins allowed per client address in a window (LOGIN_MAX_FAILURES_PER_ADDRESS). */
+  maxFailuresPerAddress: number
+  /** LOGIN_FAILURE_WINDOW. */
+  windowSeconds: number
 }
 
 export interface LoginThrottle {
@@ -40,12 +41,6 @@ declare module 'fastify' {
   }
 }
 
-export const loginThrottleDefaults = {
-  maxFailuresPerUsername: 5,
-  maxFailuresPerAddress: 20,
-  windowSeconds: 900
-} as const
-
 const usernameKey = (username: string) => `user:${username.toLowerCase()}`
 const addressKey = (request: FastifyRequest) => `addr:${request.ip}`
 
@@ -58,7 +53,7 @@ const addressKey = (request: FastifyRequest) => `addr:${request.ip}`
  * that giving it back removes exactly it, even when the store ran the count after giving up on it.
  */
 export default fp(async function loginThrottle (fastify: FastifyInstance, options: LoginThrottleOptions) {
-  const limits = { ...loginThrottleDefaults, ...options }
+  const limits = options
   const windowMs = limits.windowSeconds * 1000
   const outageLog = new StoreOutageLog(fastify.log)
   const counter: FailureCounter = options.redisUrl !== undefined

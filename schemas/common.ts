@@ -64,6 +64,7 @@ const errorMessages: Readonly<Record<number, string>> = {
   400: 'Invalid request',
   403: 'Forbidden',
   404: 'Not found',
+  408: 'Request Timeout',
   413: 'Body too large',
   415: 'Unsupported media type',
   429: 'Too many requests',
@@ -91,6 +92,9 @@ export const commonErrors = [400, 500, 503] as const
 
 /** The statuses any API route can answer: those, and 429 past the client's fair share. */
 export const apiErrors = [...commonErrors, 429] as const
+
+/** The statuses of a route that reads a body: sent too slowly (REQUEST_TIMEOUT), too large, not JSON or a form. */
+export const bodyErrors = [408, 413, 415] as const
 
 export const Page = Int64({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1, description: 'Page number, from 1' })
 export const PerPage = Int32({ minimum: 1, maximum: 100, default: 20, description: 'Users per page' })

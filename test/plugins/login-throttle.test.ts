@@ -3,7 +3,7 @@ import { Writable } from 'node:stream'
 import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
 import { addUser, build } from '../helper.js'
-import { loginThrottleDefaults } from '../../plugins/login-throttle.js'
+import { ConfigSchema } from '../../config.js'
 import { Redis62StandIn } from '../redis-6.2.js'
 import { redisSkip, redisUrl } from '../requirements.js'
 
@@ -12,8 +12,21 @@ t.test('a burst of concurrent guesses cannot pass the limit together', async (t)
   await addUser(app, { username: 'ada', password: 'right' })
   const statuses = await Promise.all(Array.from({ length: 30 }, async (_, i) =>
     (await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: `10.4.0.${i}`, payload: { username: 'ada', password: `guess-${i}` } })).statusCode))
-  t.equal(statuses.filter((status) => status === 403).length, loginThrottleDefaults.maxFailuresPerUsername, 'only the allowed number of passwords was checked')
-  t.equal(statuses.filter((status) => status === 429).length, 30 - loginThrottleDefaults.maxFailuresPerUsername)
+  t.equal(statuses.filter((status) => status === 403).length, ConfigSchema.properties.LOGIN_MAX_FAILURES_PER_USER.default, 'only the allowed number of passwords was checked')
+  t.equal(statuses.filter((status) => status === 429).length, 30 - ConfigSchema.properties.LOGIN_MAX_FAILURES_PER_USER.default)
+})
+
+t.test('the limits and their window are the operator\'s settings', async (t) => {
+  const app = await build(t, { LOGIN_MAX_FAILURES_PER_USER: '2', LOGIN_MAX_FAILURES_PER_ADDRESS: '3', LOGIN_FAILURE_WINDOW: '120' })
+  await addUser(app, { username: 'ada', password: 'right' })
+  await addUser(app, { username: 'bob', password: 'right' })
+  const guess = async (username: string, remoteAddress: string) => await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress, payload: { username, password: 'wrong' } })
+  const perUser = [await guess('ada', '10.6.0.1'), await guess('ada', '10.6.0.2'), await guess('ada', '10.6.0.3')]
+  t.same(perUser.map((answer) => answer.statusCode), [403, 403, 429], 'LOGIN_MAX_FAILURES_PER_USER=2: the third guess at one user is refused unchecked')
+  const retryAfter = Number(perUser[2]!.headers['retry-after'])
+  t.ok(retryAfter > 60 && retryAfter <= 120, `within LOGIN_FAILURE_WINDOW=120 (Retry-After ${retryAfter})`)
+  const perAddress = [await guess('bob', '10.6.1.1'), await guess(`nobody-${1}`, '10.6.1.1'), await guess(`nobody-${2}`, '10.6.1.1'), await guess('nobody-3', '10.6.1.1')]
+  t.same(perAddress.map((answer) => answer.statusCode), [403, 403, 403, 429], 'LOGIN_MAX_FAILURES_PER_ADDRESS=3: the fourth guess from one address is refused')
 })
 
 t.test('successful logins do not use up the address allowance', async (t) => {

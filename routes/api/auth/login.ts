@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { LoginRequest, TokenPair } from '../../../schemas/auth.js'
-import { apiErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
+import { apiErrors, bodyErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { HttpError } from '../../../plugins/errors.js'
 import { hashPassword, needsRehash, prepareDummyHash, verifyAgainstDummy, verifyPassword } from '../../../lib/passwords.js'
 
@@ -19,7 +19,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
         'Repeated failures per username or per client address answer 429 with Retry-After.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: ref(LoginRequest),
-      response: { 200: ref(TokenPair, withRateLimitHeaders), ...errorResponses([...apiErrors, 403, 413, 415], { 400: 'username is required', 403: 'Invalid credentials' }) }
+      response: { 200: ref(TokenPair, withRateLimitHeaders), ...errorResponses([...apiErrors, ...bodyErrors, 403], { 400: 'username is required', 403: 'Invalid credentials' }) }
     }
   }, async (request) => {
     const { username, password } = request.body

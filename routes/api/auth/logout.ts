@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { RefreshRequest } from '../../../schemas/auth.js'
-import { apiErrors, errorResponses, ref, Status, withRateLimitHeaders } from '../../../schemas/common.js'
+import { apiErrors, bodyErrors, errorResponses, ref, Status, withRateLimitHeaders } from '../../../schemas/common.js'
 import { InvalidTokenError, type VerifiedToken } from '../../../lib/tokens.js'
 
 const logout: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -17,7 +17,7 @@ const logout: FastifyPluginAsyncTypebox = async (fastify) => {
         'about which tokens exist.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: ref(RefreshRequest),
-      response: { 200: ref(Status, withRateLimitHeaders), ...errorResponses([...apiErrors, 413, 415], { 400: 'refresh_token is required' }) }
+      response: { 200: ref(Status, withRateLimitHeaders), ...errorResponses([...apiErrors, ...bodyErrors], { 400: 'refresh_token is required' }) }
     }
   }, async (request) => {
     let token: VerifiedToken

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AccessTokenGrant, RefreshRequest } from '../../../schemas/auth.js'
-import { apiErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
+import { apiErrors, bodyErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { HttpError } from '../../../plugins/errors.js'
 
 const REFRESH_TOKEN_REFUSED = 'Invalid refresh token'
@@ -18,7 +18,7 @@ const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
         '(logout, a password change) is refused.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: ref(RefreshRequest),
-      response: { 200: ref(AccessTokenGrant, withRateLimitHeaders), ...errorResponses([...apiErrors, 413, 415], { 400: REFRESH_TOKEN_REFUSED }) }
+      response: { 200: ref(AccessTokenGrant, withRateLimitHeaders), ...errorResponses([...apiErrors, ...bodyErrors], { 400: REFRESH_TOKEN_REFUSED }) }
     },
     preValidation: [
       fastify.tokenGuard('refresh',

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { COMPRESSED } from '../../../plugins/compression.js'
-import { apiErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
+import { apiErrors, bodyErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { MarkdownHtml, MarkdownRequest } from '../../../schemas/markdown.js'
 
 const parse: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -34,7 +34,7 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
         'while too much Markdown is already being rendered. No token needed; each client address is charged the document\'s ' +
         'Content-Length against its fair share (429 with Retry-After past it; see RateLimit-Policy).',
       body: ref(MarkdownRequest),
-      response: { 200: ref(MarkdownHtml, withRateLimitHeaders), ...errorResponses([...apiErrors, 413, 415], { 400: 'markdown is required' }) }
+      response: { 200: ref(MarkdownHtml, withRateLimitHeaders), ...errorResponses([...apiErrors, ...bodyErrors], { 400: 'markdown is required' }) }
     }
   }, async (request, reply) => {
     const answer = await fastify.markdown.render(request.body.markdown)

@@ -2,7 +2,7 @@ import t from 'tap'
 import argon2 from 'argon2'
 import { addUser, build } from '../../../helper.js'
 import { needsRehash } from '../../../../lib/passwords.js'
-import { loginThrottleDefaults } from '../../../../plugins/login-throttle.js'
+import { ConfigSchema } from '../../../../config.js'
 
 const form = (fields: Record<string, string>) => ({
   headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -79,7 +79,7 @@ t.test('failed logins per username are throttled with 429 and Retry-After', asyn
   const attempt = async (username: string, password: string, remoteAddress: string) =>
     await app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress, payload: { username, password } })
 
-  for (let i = 0; i < loginThrottleDefaults.maxFailuresPerUsername; i++) {
+  for (let i = 0; i < ConfigSchema.properties.LOGIN_MAX_FAILURES_PER_USER.default; i++) {
     // From different addresses each time: only the username counter can stop these.
     t.equal((await attempt('ada', 'guess', `10.0.0.${i + 1}`)).statusCode, 403)
   }
@@ -87,7 +87,7 @@ t.test('failed logins per username are throttled with 429 and Retry-After', asyn
   t.equal(throttled.statusCode, 429, 'even the right password waits once the username is throttled')
   t.same(throttled.json(), { error: { code: 429, message: 'Too many requests' } })
   const retryAfter = Number(throttled.headers['retry-after'])
-  t.ok(retryAfter > 0 && retryAfter <= loginThrottleDefaults.windowSeconds, `Retry-After ${retryAfter}`)
+  t.ok(retryAfter > 0 && retryAfter <= ConfigSchema.properties.LOGIN_FAILURE_WINDOW.default, `Retry-After ${retryAfter}`)
 
   const otherUser = await attempt('grace', 'cobol rules', '10.0.2.1')
   t.equal(otherUser.statusCode, 200, 'another user from another address is not blocked')

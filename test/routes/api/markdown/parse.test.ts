@@ -189,7 +189,7 @@ t.test('the OpenAPI document describes the route', async (t) => {
   t.equal(response.statusCode, 200)
   const operation = response.json().paths?.[URL]?.post
   t.ok(operation, 'the route is documented')
-  t.same(Object.keys(operation.responses).sort(), ['200', '400', '413', '415', '429', '500', '503'])
+  t.same(Object.keys(operation.responses).sort(), ['200', '400', '408', '413', '415', '429', '500', '503'])
 })
 
 /** Raw bytes to a listening server; resolves with everything it answered. */
