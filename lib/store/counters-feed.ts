@@ -13,6 +13,8 @@ export const HEARTBEAT_MS = 200
 export const SILENCE_MS = 600
 /** The wait before connecting again after the connection failed. */
 const RECONNECT_MS = 500
+/** The longest closing waits for the connection's graceful end. */
+const CLOSE_BOUND_MS = 1000
 
 export interface CountersFeedTiming {
   heartbeatMs: number
@@ -78,7 +80,9 @@ export class CountersFeed {
   async close (): Promise<void> {
     this.stopped.abort()
     this.freshUntil = 0
-    await this.client?.end().catch(() => {})
+    // A graceful end waits for the server's answer, which a silent network never sends.
+    const ended = this.client?.end().catch(() => {})
+    await Promise.race([ended, sleep(CLOSE_BOUND_MS, undefined, { ref: false })])
     await this.running
   }
 
@@ -121,7 +125,8 @@ export class CountersFeed {
           this.up = false
           this.events.lost?.(error)
         }
-        await client.end().catch(() => {})
+        // Not awaited: ending a connection the network dropped would wait for an answer that never comes.
+        client.end().catch(() => {})
         await sleep(RECONNECT_MS, undefined, { signal }).catch(() => {})
       }
     }

@@ -103,5 +103,12 @@ t.test('the counters feed on PostgreSQL', { skip: postgresSkip }, async (t) => {
     proxy.restore()
     t.ok(await within(5000, () => feed.live), 'vouched for again once the network carries')
     t.equal(feed.current()!.userCount, (await writer.counters()).userCount, 'with the change it did not hear')
+
+    // A replica shutting down while the network drops everything is not held by the feed.
+    proxy.blackhole()
+    const closing = performance.now()
+    await feed.close()
+    t.ok(performance.now() - closing < 2000, `closing with the network silent takes ${(performance.now() - closing).toFixed(0)} ms`)
+    proxy.restore()
   })
 })
