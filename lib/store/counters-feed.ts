@@ -15,6 +15,12 @@ export const SILENCE_MS = 600
 const RECONNECT_MS = 500
 /** The longest closing waits for the connection's graceful end. */
 const CLOSE_BOUND_MS = 1000
+/**
+ * The longest the listening connection waits to connect or for a read. Longer than SILENCE_MS on
+ * purpose: vouching ends at SILENCE_MS whatever the read does, and a slow database is not made
+ * slower by a new connection every second.
+ */
+export const FEED_WAIT_MS = 3000
 
 export interface CountersFeedTiming {
   heartbeatMs: number
@@ -80,10 +86,10 @@ export class CountersFeed {
   async close (): Promise<void> {
     this.stopped.abort()
     this.freshUntil = 0
-    // A graceful end waits for the server's answer, which a silent network never sends.
-    const ended = this.client?.end().catch(() => {})
+    // Bounded: a graceful end waits for the server's answer, which a silent network never sends,
+    // and a connection attempt ended half-way may never settle (pg drops its callback).
+    const ended = Promise.all([this.client?.end().catch(() => {}), this.running])
     await Promise.race([ended, sleep(CLOSE_BOUND_MS, undefined, { ref: false })])
-    await this.running
   }
 
   private adopt (counters: UserCounters): void {
@@ -111,6 +117,7 @@ export class CountersFeed {
         while (!signal.aborted) {
           const sentAt = performance.now()
           this.adopt(await this.readCounters(client))
+          if (signal.aborted) break
           this.freshUntil = sentAt + this.timing.silenceMs
           if (this.up !== true) {
             this.up = true

@@ -1,4 +1,5 @@
-import { existsSync, renameSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { existsSync, linkSync, renameSync, rmSync } from 'node:fs'
 import type BetterSqlite3 from 'better-sqlite3'
 import BetterSqlite3ForThisNode from './better-sqlite3.js'
 import { DatabaseSetupError } from './connect.js'
@@ -54,20 +55,25 @@ function checkedCopy (file: string): BackupContents {
 
 /**
  * A consistent copy of the live database at `destination`, safe while the service runs: SQLite's
- * online backup API reads one snapshot (writers go on, in WAL mode), into a file beside the
- * destination that becomes it only once SQLite's integrity check passed. An existing file is
- * never overwritten.
+ * online backup API reads one snapshot (writers go on, in WAL mode), into a file of its own beside
+ * the destination that is linked to its name only once SQLite's integrity check passed. An existing
+ * file is never overwritten, not even one created while the backup ran.
  */
 export async function backupSqlite (databaseFile: string, destination: string): Promise<BackupContents> {
   if (existsSync(destination)) throw new DatabaseSetupError(`${destination} exists: back up to a new file`)
   if (!existsSync(databaseFile)) throw new DatabaseSetupError(`there is no database at ${databaseFile}`)
-  const partial = `${destination}.partial`
+  const partial = `${destination}.${randomBytes(6).toString('hex')}.partial`
   const database = new BetterSqlite3ForThisNode(databaseFile, { fileMustExist: true, timeout: LOCK_WAIT_MS })
   try {
     await database.backup(partial, { progress: () => ALL_PAGES })
     settle(partial)
     const contents = checkedCopy(partial)
-    renameSync(partial, destination)
+    try {
+      linkSync(partial, destination)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      throw new DatabaseSetupError(`${destination} exists: back up to a new file`, { cause: error })
+    }
     return contents
   } finally {
     database.close()
@@ -77,33 +83,48 @@ export async function backupSqlite (databaseFile: string, destination: string): 
 
 /**
  * Replaces the database with a backup that passes the integrity check. Refuses while any process has
- * the database open (a server, the CLI), since it would go on with the file it holds: SQLite grants
- * an exclusive lock only to a connection that is alone.
+ * the database open (a server, the CLI), since it would go on with the file it holds: SQLite leaves
+ * WAL mode only for a connection that is alone. That connection then holds the database's exclusive
+ * lock while the old write-ahead log goes and the copy takes the database's name.
  */
 export async function restoreSqlite (backupFile: string, databaseFile: string): Promise<BackupContents> {
   const contents = checkedCopy(backupFile)
-  if (existsSync(databaseFile)) {
-    const held = new BetterSqlite3ForThisNode(databaseFile, { fileMustExist: true, timeout: LOCK_WAIT_MS })
-    try {
-      held.pragma('locking_mode = EXCLUSIVE')
-      held.exec('BEGIN EXCLUSIVE; COMMIT')
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error
-      throw new DatabaseSetupError(`${databaseFile} is in use by another process: stop every replica and CLI command using it (docker compose stop, or SIGTERM), then restore`, { cause: error })
-    } finally {
-      held.close()
-    }
-  }
-  const restoring = `${databaseFile}.restoring`
-  const source = new BetterSqlite3ForThisNode(backupFile, { readonly: true, fileMustExist: true })
+  const restoring = `${databaseFile}.${randomBytes(6).toString('hex')}.restoring`
   try {
-    await source.backup(restoring, { progress: () => ALL_PAGES })
+    // The long part first, while the service may still be stopping.
+    const source = new BetterSqlite3ForThisNode(backupFile, { readonly: true, fileMustExist: true })
+    try {
+      await source.backup(restoring, { progress: () => ALL_PAGES })
+    } finally {
+      source.close()
+    }
     settle(restoring)
+    const held = existsSync(databaseFile) ? holdAlone(databaseFile) : undefined
+    try {
+      // The old database's write-ahead log must not be replayed onto the restored file.
+      for (const leftover of [`${databaseFile}-wal`, `${databaseFile}-shm`]) rmSync(leftover, { force: true })
+      renameSync(restoring, databaseFile)
+    } finally {
+      held?.exec('ROLLBACK')
+      held?.close()
+    }
+    return contents
   } finally {
-    source.close()
+    for (const leftover of [restoring, `${restoring}-wal`, `${restoring}-shm`]) rmSync(leftover, { force: true })
   }
-  // The old database's write-ahead log must not be replayed onto the restored file.
-  for (const leftover of [`${databaseFile}-wal`, `${databaseFile}-shm`]) rmSync(leftover, { force: true })
-  renameSync(restoring, databaseFile)
-  return contents
+}
+
+/** A connection alone on the database, in rollback-journal mode, inside an exclusive transaction; refuses if another process has it open. */
+function holdAlone (databaseFile: string): BetterSqlite3.Database {
+  const held = new BetterSqlite3ForThisNode(databaseFile, { fileMustExist: true, timeout: LOCK_WAIT_MS })
+  try {
+    // Leaving WAL mode checkpoints the log and needs every other connection gone.
+    if (held.pragma('journal_mode = DELETE', { simple: true }) !== 'delete') throw Object.assign(new Error('still in WAL mode'), { code: 'SQLITE_BUSY' })
+    held.exec('BEGIN EXCLUSIVE')
+    return held
+  } catch (error) {
+    held.close()
+    if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error
+    throw new DatabaseSetupError(`${databaseFile} is in use by another process: stop every replica and CLI command using it (docker stop, or SIGTERM), then restore`, { cause: error })
+  }
 }

@@ -6,7 +6,7 @@ import { raiseTimes } from './raise-times.js'
 import { retryWhileBusy } from './retry-while-busy.js'
 import { SessionStore } from './session-store.js'
 import type { Client } from 'pg'
-import { CountersFeed, type CountersFeedEvents, type CountersFeedTiming, HEARTBEAT_MS, SILENCE_MS } from './counters-feed.js'
+import { CountersFeed, type CountersFeedEvents, type CountersFeedTiming, FEED_WAIT_MS, HEARTBEAT_MS, SILENCE_MS } from './counters-feed.js'
 import type BetterSqlite3 from 'better-sqlite3'
 import type { UsersTable, UserCountersTable } from './schema.js'
 
@@ -190,7 +190,7 @@ export class UserStore {
     if (openClient === undefined) return undefined
     const { sql: text, parameters } = this.countersQuery
     const read = async (client: Client): Promise<UserCounters> => toCounters((await client.query<CountersRow>(text, [...parameters])).rows[0])
-    return new CountersFeed(() => openClient(timing.silenceMs), read, events, timing)
+    return new CountersFeed(() => openClient(FEED_WAIT_MS), read, events, timing)
   }
 
   private async readCounters (): Promise<CountersRow | undefined> {

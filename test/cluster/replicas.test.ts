@@ -161,13 +161,14 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
     const linesBefore = balancerLog(cluster).length
     for (const token of [access, refresh]) {
       for (const path of [`/api/user/list;access_token=${token}`, `/api/user/list/${token}`, `/api/user/list?access_token%3D${token}`,
-        `/api/user/list/${token.replaceAll('.', '%2E')}`, `/api/nothing-here/${token}?page=1`]) {
+        `/api/user/list/${token.replaceAll('.', '%2E')}`, `/api/nothing-here/${token}?page=1`,
+        `/api/x%0A/${token}`, `/api/user/list/${token}/${token}`, `/api/user/list/${token.replaceAll('.', '%252E')}`]) {
         const answer = await cluster.request(path)
         t.ok(answer.status >= 400, `${path.slice(0, 40)}… answers ${answer.status}`)
       }
     }
     const logged = balancerLog(cluster, linesBefore)
-    t.equal(logged.length, 10, 'nginx logged each request')
+    t.equal(logged.length, 16, 'nginx logged each request')
     t.ok(logged.some((line) => line.includes('/api/user/list/[REDACTED]')) && logged.some((line) => line.includes(';access_token=[REDACTED]')), 'with the token\'s place shown redacted')
     // The replicas write their lines in batches: give them a flush.
     await sleep(500)

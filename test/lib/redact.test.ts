@@ -34,3 +34,17 @@ t.test('a token is redacted wherever a client put it by mistake', async (t) => {
   t.equal(redactUrl('/api/date/suninfo?timestamp=1700000000&latitude=1&longitude=2'), '/api/date/suninfo?timestamp=1700000000&latitude=1&longitude=2', 'ordinary URLs are untouched')
   t.equal(redactUrl('/api/markdown/parse?eyJ=1'), '/api/markdown/parse?eyJ=1', 'a short eyJ is not a token')
 })
+
+t.test('redaction stays linear whatever the URL holds, and catches the rarer disguises', async (t) => {
+  for (const filler of ['eyJ', 'eyJ-', 'eyJaaaaaaaaaa']) {
+    const url = `/api/user/list/${filler.repeat(Math.ceil(64 * 1024 / filler.length))}`
+    const started = performance.now()
+    redactUrl(url)
+    const ms = performance.now() - started
+    t.ok(ms < 50, `64 KB of ${JSON.stringify(filler)} redacted in ${ms.toFixed(1)} ms`)
+  }
+  const token = 'eyJhbGciOiJIUzI1NiIsImtpZCI6ImFiYyJ9.eyJzdWIiOiIxIiwidXNlIjoiYWNjZXNzIn0.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg'
+  t.notMatch(redactUrl(`/x/${token.replaceAll('.', '%252E')}`), /c2lnbmF0dXJl|eyJzdWIi/, 'dots encoded twice')
+  t.equal(redactUrl('/x%3Btoken=secret'), '/x;token=[REDACTED]', 'an encoded ;')
+  t.notMatch(redactUrl(`/a/${token}/${token}`), /eyJ/, 'two tokens')
+})

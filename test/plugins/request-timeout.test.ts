@@ -21,6 +21,7 @@ t.test('a request sent too slowly is answered 408 with the error body and its co
   const ms = performance.now() - started
   t.match(answer, /^HTTP\/1\.1 408 /, '408')
   t.match(answer, '{"error":{"code":408,"message":"Request Timeout"}}', 'with the error body')
+  t.match(answer.toLowerCase(), 'x-content-type-options: nosniff')
   t.ok(ms >= 900 && ms < 3500, `after about REQUEST_TIMEOUT (${ms.toFixed(0)} ms), though bytes kept coming`)
 })
 

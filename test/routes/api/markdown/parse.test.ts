@@ -249,6 +249,7 @@ t.test('over a real socket, malformed requests get the error body and the server
     t.match(answer, /^HTTP\/1\.1 400 /, `${name}: 400`)
     t.match(answer, /\r\n\r\n\{"error":\{"code":400,"message":"[^"]+"\}\}$/, `${name}: the contract's error body`)
     t.match(answer, /\r\nContent-Type: application\/json; charset=utf-8\r\n/i, `${name}: the contract's content type`)
+    t.match(answer, /\r\nX-Content-Type-Options: nosniff\r\n/i, `${name}: nosniff`)
   }
 
   const response = await postOverHttp(port, JSON.stringify({ markdown: '**still up**' }))
