@@ -227,7 +227,7 @@ async function markdown (): Promise<void> {
     const github = perRender('github')
     table.note('markdown README with raw HTML: a render, sanitized ÷ escaped (in process)', `${(github * 1000).toFixed(0)} µs ÷ ${(escaped * 1000).toFixed(0)} µs = ${ratio(github / escaped)}`)
 
-    // What compression costs a replica: the same ~40 KB answer (README ×8), asked for with and without brotli/gzip.
+    // What compression costs a replica: the same ~60 KB answer (README ×8), asked for with and without brotli/gzip.
     const large = JSON.stringify({ markdown: README.repeat(8) })
     log(`markdown: a ${(large.length / KiB).toFixed(0)} KiB document, the service quiet, its answer compressed or not`)
     const compressionRates = await medianRates([
