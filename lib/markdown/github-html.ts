@@ -159,11 +159,12 @@ function setAsideOwnMarkup (tree: Root): Array<{ tagName: string, properties: Pr
 /** Own markup back in its place, through OWN_MARKUP_SCHEMA: one sanitize of them all, each childless, in order. */
 function putBack (places: Element[], own: Array<{ tagName: string, properties: Properties }>): void {
   const ownTags = new Set(OWN_MARKUP_SCHEMA.tagNames)
-  const kept = places.filter((place) => ownTags.has(own[Number(place.properties[MARK_PROPERTY])]!.tagName))
+  const ownOf = (place: Element): { tagName: string, properties: Properties } => own[Number(place.properties[MARK_PROPERTY])]!
+  const kept = places.filter((place) => ownTags.has(ownOf(place).tagName))
   for (const place of places) place.properties = { [MARK_PROPERTY]: place.properties[MARK_PROPERTY]! }
   const copies: Root = {
     type: 'root',
-    children: kept.map((place) => ({ type: 'element', tagName: own[Number(place.properties[MARK_PROPERTY])]!.tagName, properties: own[Number(place.properties[MARK_PROPERTY])]!.properties, children: [] }))
+    children: kept.map((place) => ({ type: 'element', tagName: ownOf(place).tagName, properties: ownOf(place).properties, children: [] }))
   }
   const checked = (sanitize(copies, OWN_MARKUP_SCHEMA) as Root).children as Element[]
   kept.forEach((place, index) => {

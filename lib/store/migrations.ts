@@ -252,14 +252,6 @@ class InlineMigrations implements MigrationProvider {
   }
 }
 
-/**
- * Safe when several processes start at once on one PostgreSQL database (replicas, `meridian
- * migrate`): Kysely's Postgres adapter runs the pending migrations in one transaction under a
- * session advisory lock, re-reading what was applied once it holds the lock, and it tolerates
- * another process creating its bookkeeping tables first. test/cluster/concurrent-migrate.test.ts
- * holds any Kysely upgrade to that.
- */
-
 /** The migrations recorded in the database, in order; none before the first. */
 async function recordedMigrations (db: Kysely<any>): Promise<string[]> {
   const tables = await db.introspection.getTables({ withInternalKyselyTables: true })
@@ -280,6 +272,13 @@ async function refuseNewerSchema (db: Kysely<any>, dialect: Dialect): Promise<vo
     'run the release that migrated it or a later one, or restore a backup taken before it (docs/operations.md, "Rolling back")')
 }
 
+/**
+ * Safe when several processes start at once on one PostgreSQL database (replicas, `meridian
+ * migrate`): Kysely's Postgres adapter runs the pending migrations in one transaction under a
+ * session advisory lock, re-reading what was applied once it holds the lock, and it tolerates
+ * another process creating its bookkeeping tables first. test/cluster/concurrent-migrate.test.ts
+ * holds any Kysely upgrade to that.
+ */
 export async function migrateToLatest (db: Kysely<any>, dialect: Dialect): Promise<string[]> {
   await refuseNewerSchema(db, dialect)
   const migrator = new Migrator({ db, provider: new InlineMigrations(dialect) })

@@ -6,7 +6,7 @@ import { raiseTimes } from './raise-times.js'
 import { retryWhileBusy } from './retry-while-busy.js'
 import { SessionStore } from './session-store.js'
 import type { Client } from 'pg'
-import { CountersFeed, type CountersFeedEvents, type CountersFeedTiming, FEED_WAIT_MS, HEARTBEAT_MS, SILENCE_MS } from './counters-feed.js'
+import { CountersFeed, type CountersFeedEvents, type CountersFeedTiming, FEED_WAIT_MS } from './counters-feed.js'
 import type BetterSqlite3 from 'better-sqlite3'
 import type { UsersTable, UserCountersTable } from './schema.js'
 
@@ -185,7 +185,7 @@ export class UserStore {
    * The counters told by the database as they change (counters-feed.ts), on a server database; undefined
    * on an embedded one, whose read per request is a function call. Not started: the caller starts and closes it.
    */
-  countersFeed (events: Partial<CountersFeedEvents> = {}, timing: CountersFeedTiming = { heartbeatMs: HEARTBEAT_MS, silenceMs: SILENCE_MS }): CountersFeed | undefined {
+  countersFeed (events: Partial<CountersFeedEvents> = {}, timing?: CountersFeedTiming): CountersFeed | undefined {
     const { openClient } = this.connection
     if (openClient === undefined) return undefined
     const { sql: text, parameters } = this.countersQuery
