@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { setTimeout as sleep } from 'node:timers/promises'
 import fp from 'fastify-plugin'
 import { HttpError } from './errors.js'
 import { connectRedis } from './redis-connection.js'
 import { StoreOutageLog } from '../lib/store-outage-log.js'
 import {
-  type AttemptId, type FailureCounter, isStoreRefusal, MemoryFailureCounter, newAttemptId, RedisFailureCounter
+  type AttemptCount, type AttemptId, type FailureCounter, isStoreRefusal, MemoryFailureCounter, newAttemptId, RedisFailureCounter
 } from '../lib/failure-counter.js'
 
 export interface LoginThrottleOptions {
@@ -20,10 +21,13 @@ export interface LoginThrottleOptions {
 export interface LoginThrottle {
   /**
    * Counts this attempt against the username and the client address, before the password is
-   * checked; throws 429 when either is past its limit, and 503 when the store failed (the attempt
-   * then counts nowhere).
+   * checked; throws 429 when either has had its limit of failures, and 503 when the store failed
+   * (the attempt then counts nowhere). Past a limit only with attempts still in flight, it waits
+   * for them to settle.
    */
   attempt: (request: FastifyRequest, username: string) => Promise<void>
+  /** The password was wrong: the attempt counts as a failure against both keys. */
+  failed: (request: FastifyRequest, username: string) => void
   /** The attempt succeeded: it no longer counts, and the username's window is forgotten. */
   succeeded: (request: FastifyRequest, username: string) => Promise<void>
   /**
@@ -40,6 +44,14 @@ declare module 'fastify' {
     loginThrottle: LoginThrottle
   }
 }
+
+/**
+ * How long an attempt past a limit only because of attempts in flight waits for them, polling
+ * from 25 ms up to every 200 ms. Password checks settle in tens of milliseconds; what lasts longer
+ * is the end of a Redis stall, when every login it held is in flight at once, beside counts that
+ * timed out and whose give-backs queue behind them. A right password must not be refused for that.
+ */
+const IN_FLIGHT_WAIT_MS = 3000
 
 const usernameKey = (username: string) => `user:${username.toLowerCase()}`
 const addressKey = (request: FastifyRequest) => `addr:${request.ip}`
@@ -95,20 +107,30 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
       const attempt = newAttemptId()
       attemptOf.set(request, attempt)
       const giveBackBoth = () => { giveBack(request, usernameKey(username), addressKey(request)) }
-      const [perUsername, perAddress] = await storeAnswers(request, [
-        counter.hit(usernameKey(username), attempt, limits.maxFailuresPerUsername),
-        counter.hit(addressKey(request), attempt, limits.maxFailuresPerAddress)
-      ], giveBackBoth)
-      const waits = [
-        perUsername.attempts > limits.maxFailuresPerUsername ? perUsername.retryAfterSeconds : 0,
-        perAddress.attempts > limits.maxFailuresPerAddress ? perAddress.retryAfterSeconds : 0
-      ]
-      const retryAfter = Math.max(...waits)
-      if (retryAfter > 0) {
-        // Refused before its password was checked: it counts against neither key.
+      const waitUntil = performance.now() + IN_FLIGHT_WAIT_MS
+      for (let pause = 25; ; pause = Math.min(2 * pause, 200)) {
+        const counts = await storeAnswers(request, [
+          counter.hit(usernameKey(username), attempt, limits.maxFailuresPerUsername),
+          counter.hit(addressKey(request), attempt, limits.maxFailuresPerAddress)
+        ], giveBackBoth)
+        const limited = [limits.maxFailuresPerUsername, limits.maxFailuresPerAddress]
+          .map((limit, i) => ({ limit, count: counts[i] as AttemptCount }))
+          .filter(({ limit, count }) => count.attempts > limit)
+        if (limited.length === 0) return
+        // Not checked: it counts against neither key, whether refused or waiting.
         giveBackBoth()
-        throw new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfter) })
+        const exhausted = limited.filter(({ limit, count }) => count.failures >= limit)
+        if (exhausted.length > 0) {
+          const retryAfter = Math.max(...exhausted.map(({ count }) => count.retryAfterSeconds))
+          throw new HttpError(429, 'Too many requests', { 'retry-after': String(retryAfter) })
+        }
+        if (performance.now() + pause > waitUntil) throw new HttpError(429, 'Too many requests', { 'retry-after': '1' })
+        await sleep(pause)
       }
+    },
+    failed (request, username) {
+      const attempt = attemptOf.get(request)
+      if (attempt !== undefined) for (const key of [usernameKey(username), addressKey(request)]) counter.failed(key, attempt)
     },
     async succeeded (request, username) {
       giveBack(request, addressKey(request))

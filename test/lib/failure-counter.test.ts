@@ -37,6 +37,20 @@ async function keepsTheContract (t: Test, counter: FailureCounter): Promise<void
   counter.giveBack('alone', alone)
   counter.giveBack('unknown', newAttemptId())
   t.equal((await counter.hit('unknown', newAttemptId(), 5)).attempts, 1, 'giving back to an unknown key does nothing')
+
+  const [wrong, checking, givenBack] = [newAttemptId(), newAttemptId(), newAttemptId()]
+  for (const attempt of [wrong, checking, givenBack]) await counter.hit('failures', attempt, 5)
+  counter.failed('failures', wrong)
+  counter.giveBack('failures', givenBack)
+  counter.failed('failures', givenBack)
+  counter.failed('failures', newAttemptId())
+  t.match(await counter.hit('failures', newAttemptId(), 5), { attempts: 3, failures: 1 },
+    'a failed attempt counts as a failure, one in flight only as an attempt; marking one given back or never counted changes nothing')
+  await counter.reset('full')
+  const kept = [newAttemptId(), newAttemptId()]
+  for (const attempt of kept) await counter.hit('full', attempt, 2)
+  for (const attempt of kept) counter.failed('full', attempt)
+  t.match(await counter.hit('full', newAttemptId(), 2), { attempts: 3, failures: 2 }, 'failures fill the limit')
 }
 
 t.test('memory counter: the contract', async (t) => {
@@ -49,15 +63,15 @@ t.test('memory counter: a window starts at the first attempt and ends', async (t
   let now = 1_000_000
   const counter = new MemoryFailureCounter(60_000, () => now)
   t.teardown(async () => { await counter.close() })
-  t.same(await counter.hit('k', newAttemptId(), 5), { attempts: 1, retryAfterSeconds: 60 })
+  t.same(await counter.hit('k', newAttemptId(), 5), { attempts: 1, failures: 0, retryAfterSeconds: 60 })
   now += 10_000
-  t.same(await counter.hit('k', newAttemptId(), 5), { attempts: 2, retryAfterSeconds: 50 })
+  t.same(await counter.hit('k', newAttemptId(), 5), { attempts: 2, failures: 0, retryAfterSeconds: 50 })
   now += 50_000
   const late = newAttemptId()
-  t.same(await counter.hit('k', late, 5), { attempts: 1, retryAfterSeconds: 60 }, 'the window ended: a new one starts')
+  t.same(await counter.hit('k', late, 5), { attempts: 1, failures: 0, retryAfterSeconds: 60 }, 'the window ended: a new one starts')
   now += 60_000
   counter.giveBack('k', late)
-  t.same(await counter.hit('k', newAttemptId(), 5), { attempts: 1, retryAfterSeconds: 60 }, 'a give-back after its window ended does not bring it back')
+  t.same(await counter.hit('k', newAttemptId(), 5), { attempts: 1, failures: 0, retryAfterSeconds: 60 }, 'a give-back after its window ended does not bring it back')
 })
 
 const skip = redisSkip()
@@ -65,7 +79,7 @@ const skip = redisSkip()
 interface RedisCounterSetup { counter: RedisFailureCounter, proxy: TcpProxy, direct: Redis, keyOf: (key: string) => string, cut: () => Promise<void> }
 
 /** A counter on a client through a proxy the test controls, with a short command timeout, and a direct client to look. */
-async function redisCounter (t: Test, options: { maxUnconfirmedGiveBacks?: number } = {}): Promise<RedisCounterSetup> {
+async function redisCounter (t: Test, options: { maxUnconfirmedChanges?: number } = {}): Promise<RedisCounterSetup> {
   const target = new URL(redisUrl as string)
   const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port === '' ? 6379 : target.port) })
   const client = new Redis(`redis://127.0.0.1:${proxy.port}`, { ...redisCounterClientOptions, commandTimeout: 200 })
@@ -101,6 +115,12 @@ t.test('Redis counter: the contract', { skip }, async (t) => {
   await keepsTheContract(t, counter)
 })
 
+t.test('Redis counter: attempts the release before counted (value 1) are failures, as it treated them', { skip }, async (t) => {
+  const { counter, direct, keyOf } = await redisCounter(t)
+  await direct.hset(keyOf('k'), 'an-attempt-of-the-release-before', '1')
+  t.match(await counter.hit('k', newAttemptId(), 5), { attempts: 2, failures: 1 })
+})
+
 t.test('Redis counter: a count that runs after its command timed out is given back', { skip }, async (t) => {
   const { counter, proxy, direct, keyOf } = await redisCounter(t)
   proxy.stall()
@@ -128,7 +148,7 @@ t.test('Redis counter: a give-back Redis could not take is sent once the client 
 })
 
 t.test('Redis counter: give-backs waiting for Redis are bounded, the oldest dropped', { skip }, async (t) => {
-  const { counter, proxy, direct, keyOf, cut } = await redisCounter(t, { maxUnconfirmedGiveBacks: 2 })
+  const { counter, proxy, direct, keyOf, cut } = await redisCounter(t, { maxUnconfirmedChanges: 2 })
   const attempts = [newAttemptId(), newAttemptId(), newAttemptId()]
   for (const attempt of attempts) await counter.hit('k', attempt, 5)
   await cut()

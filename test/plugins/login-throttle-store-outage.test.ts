@@ -6,6 +6,7 @@ import t from 'tap'
 import { StoreOutageLog } from '../../lib/store-outage-log.js'
 import { addUser, build } from '../helper.js'
 import { redisSkip, redisUrl } from '../requirements.js'
+import { PrivateRedis, redisServerSkip } from '../redis-server.js'
 import { redisBehindProxy } from '../tcp-proxy.js'
 
 interface LogLine { level: number | string, msg: string, failuresSinceLastLine?: number, unavailableForMs?: number, err?: { message: string } }
@@ -99,4 +100,57 @@ t.test('Redis away: one warning, not one per failure, and a line when it is back
   t.equal(back.length, 1, 'one line when it is back')
   t.match(back[0], { level: 30, failuresSinceLastLine: Number, unavailableForMs: Number })
   t.ok((back[0]?.failuresSinceLastLine ?? 0) >= 9, `with the failures since the warning (${back[0]?.failuresSinceLastLine})`)
+})
+
+t.test('a Redis stall: no login with the right password is refused 429, during it or when it ends', { skip: redisServerSkip() }, async (t) => {
+  const redis = await PrivateRedis.start(t)
+  const app = await build(t, { REDIS_URL: redis.url })
+  const tag = randomBytes(4).toString('hex')
+  // Three users whose clients give up after 300 ms and try again, each from an address of its own:
+  // their earlier logins are still waiting for Redis when the next is sent.
+  const impatient = ['ada', 'bob', 'cy'].map((name, i) => ({ username: `${name}-${tag}`, login: loginFrom(app, `10.9.${i}.1`) }))
+  // Thirty users behind one NAT, each waiting for its answer: when the stall ends, more than the
+  // address's 20 are in flight together.
+  const behindOneAddress = loginFrom(app, '10.9.9.9')
+  const patient = Array.from({ length: 30 }, (_, i) => `nat-${i}-${tag}`)
+  for (const username of [...impatient.map((user) => user.username), ...patient]) await addUser(app, { username, password: 'right' })
+  t.ok(await logsIn(async () => await behindOneAddress(patient[0] as string, 'right')), 'a login works before')
+
+  const statuses: number[] = []
+  const inFlight: Array<Promise<void>> = []
+  let sending = true
+  for (const { username, login } of impatient) {
+    inFlight.push((async () => {
+      while (sending) {
+        inFlight.push(login(username, 'right').then((response) => { statuses.push(response.statusCode) }))
+        await sleep(300)
+      }
+    })())
+  }
+  for (const username of patient) {
+    inFlight.push((async () => {
+      while (sending) {
+        const { statusCode } = await behindOneAddress(username, 'right')
+        statuses.push(statusCode)
+        // Logged in, a user comes back later; refused, at once.
+        await sleep(statusCode === 200 ? 500 : 20)
+      }
+    })())
+  }
+  redis.pause()
+  await sleep(5000)
+  const duringStall = statuses.length
+  redis.resume()
+  await sleep(2500)
+  sending = false
+  while (inFlight.length > 0) await inFlight.pop()
+
+  const counts = (from: number) => statuses.slice(from).reduce<Record<number, number>>((tally, status) => ({ ...tally, [status]: (tally[status] ?? 0) + 1 }), {})
+  t.same(Object.keys(counts(0)).sort(), ['200', '503'], `only 200 and 503: ${JSON.stringify(counts(0))}`)
+  t.ok((counts(0)[503] ?? 0) >= 30, 'the logins Redis could not count answered 503')
+  t.ok((counts(duringStall)[200] ?? 0) >= 33, `every user logs in once it ends (${JSON.stringify(counts(duringStall))})`)
+
+  const ada = impatient[0] as { username: string, login: ReturnType<typeof loginFrom> }
+  for (let i = 0; i < 5; i++) t.equal((await ada.login(ada.username, 'wrong')).statusCode, 403)
+  t.equal((await ada.login(ada.username, 'right')).statusCode, 429, 'wrong passwords still count')
 })

@@ -32,7 +32,10 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     const passwordMatches = user === undefined
       ? await verifyAgainstDummy(password)
       : await verifyPassword(user.passwordHash, password)
-    if (user === undefined || !passwordMatches) throw new HttpError(403, 'Invalid credentials')
+    if (user === undefined || !passwordMatches) {
+      fastify.loginThrottle.failed(request, username)
+      throw new HttpError(403, 'Invalid credentials')
+    }
 
     await fastify.loginThrottle.succeeded(request, username)
     if (needsRehash(user.passwordHash)) {
