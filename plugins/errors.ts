@@ -116,7 +116,17 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
  * Every failure, Fastify's own included, answers with the contract's error body and a code
  * equal to the status. Nothing internal (stack, parser text, SQL) reaches a client.
  */
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Requests that matched no route (answered 404) since start, for the metrics. */
+    readonly unroutedRequests: number
+  }
+}
+
 export default fp(async function errors (fastify: FastifyInstance) {
+  let unroutedRequests = 0
+  fastify.decorate('unroutedRequests', { getter: () => unroutedRequests })
+
   fastify.setErrorHandler(function handleError (error: FastifyError | HttpError, request, reply) {
     const { statusCode, message, headers } = toPublicError(error)
     const refusal = statusCode >= 500 ? refusalReason(error) : undefined
@@ -133,6 +143,7 @@ export default fp(async function errors (fastify: FastifyInstance) {
   })
 
   fastify.setNotFoundHandler(function notFound (_request, reply) {
+    unroutedRequests++
     return reply.code(404).send(errorBody(404, 'Not found'))
   })
 
@@ -143,6 +154,7 @@ export default fp(async function errors (fastify: FastifyInstance) {
       reply.code(400).send(errorBody(400, 'Host header is required'))
     } else if (request.is404) {
       // An unknown route answers 404 before its body is read: not 400 for malformed JSON, nor 413.
+      unroutedRequests++
       reply.code(404).send(errorBody(404, 'Not found'))
     } else {
       done()

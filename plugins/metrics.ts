@@ -61,8 +61,8 @@ function growthOfCounts (): (name: string, total: number) => number {
 /**
  * Prometheus metrics of this app, in a registry of its own: requests by route pattern, method and
  * status, with their latency; Node's defaults, event-loop delay included; the Markdown render
- * queue; the database pool and notifications; logins the throttle refused because its store failed; fair-share refusals; sessions started
- * and ended, by cause (plugins/health.ts adds readiness). No route serves them: `listenForMetrics`
+ * queue; the database pool and notifications; logins the throttle refused because its store failed; fair-share refusals; requests
+ * that matched no route; sessions started and ended, by cause (plugins/health.ts adds readiness). No route serves them: `listenForMetrics`
  * does, on a port of its own that the balancer never forwards to.
  */
 export default fp(async function metrics (fastify: FastifyInstance) {
@@ -106,6 +106,12 @@ export default fp(async function metrics (fastify: FastifyInstance) {
     }
   })
   new Counter({
+    name: 'meridian_unrouted_requests_total',
+    help: 'Requests that matched no route, answered 404: scanners, mistyped paths, clients of another API',
+    registers: [registry],
+    collect () { this.inc(grown('unrouted', fastify.unroutedRequests)) }
+  })
+  new Counter({
     name: 'meridian_sessions_started_total',
     help: 'Sessions started (successful logins)',
     registers: [registry],
@@ -144,7 +150,7 @@ export default fp(async function metrics (fastify: FastifyInstance) {
     })
   }
   fastify.decorate('metricsRegistry', registry)
-}, { name: 'metrics', dependencies: ['store', 'directory', 'markdown-renderer', 'login-throttle', 'sessions', 'fair-share'] })
+}, { name: 'metrics', dependencies: ['errors', 'store', 'directory', 'markdown-renderer', 'login-throttle', 'sessions', 'fair-share'] })
 
 /** Serves `GET /metrics` of `app` on an address of its own; the caller closes it. */
 export async function listenForMetrics (app: FastifyInstance, host: string, port: number): Promise<Server> {

@@ -85,3 +85,18 @@ t.test('logins refused because the throttle store is away are counted, and only 
   await healthy.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'nobody', password: 'wrong' } })
   t.match(await healthy.metricsRegistry.metrics(), /\nmeridian_login_refused_throttle_unavailable_total 0\n/, 'a refused password is not a store failure')
 })
+
+t.test('requests that match no route are counted, whatever their method and body', async (t) => {
+  const app = await build(t)
+  t.match(await app.metricsRegistry.metrics(), /\nmeridian_unrouted_requests_total 0\n/)
+  const answers = await Promise.all([
+    app.inject({ url: '/wp-login.php' }),
+    app.inject({ url: '/api/user/list/eyJhbGciOiJIUzI1NiJ9' }),
+    app.inject({ method: 'POST', url: '/api/nothing', payload: '{not json', headers: { 'content-type': 'application/json' } }),
+    app.inject({ method: 'DELETE', url: '/api/date/suninfo' })
+  ])
+  t.same(answers.map((answer) => answer.statusCode), [404, 404, 404, 404])
+  await app.inject({ url: '/health/live' })
+  t.match(await app.metricsRegistry.metrics(), /\nmeridian_unrouted_requests_total 4\n/, 'four, and a routed request is not one')
+  t.match(await app.metricsRegistry.metrics(), /\nmeridian_unrouted_requests_total 4\n/, 'a second scrape counts nothing twice')
+})
