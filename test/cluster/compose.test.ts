@@ -3,8 +3,9 @@
  * checked: the Compose specification's own JSON schema (test/cluster/compose-spec.json, copied
  * from github.com/compose-spec/compose-spec, schema/compose-spec.json at 170098b, Apache-2.0),
  * and agreement with the repository: the files it names exist, config.ts accepts the replicas'
- * environment, and deploy/nginx.conf balances exactly its replicas. The nginx file itself runs
- * in test/cluster/replicas.test.ts.
+ * environment, deploy/nginx.conf balances exactly its replicas, Prometheus scrapes each of them and
+ * Grafana reads that Prometheus. The nginx file itself runs in test/cluster/replicas.test.ts, the
+ * Prometheus files and the dashboard's queries in test/cluster/prometheus.test.ts.
  */
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
@@ -47,7 +48,7 @@ const migrations = services.filter(([, service]) => service.command?.includes('m
 
 /** What `docker compose` would substitute, with stand-ins for the operator's secrets. */
 function interpolate (value: string): string {
-  const standIns: Record<string, string> = { JWT_SECRET: 'x'.repeat(48), POSTGRES_PASSWORD: 'stand-in-password' }
+  const standIns: Record<string, string> = { JWT_SECRET: 'x'.repeat(48), POSTGRES_PASSWORD: 'stand-in-password', GRAFANA_ADMIN_PASSWORD: 'stand-in-password' }
   return value.replace(/\$\{(\w+)(:?[-?][^}]*)?\}/g, (_match, name: string) => {
     const standIn = standIns[name]
     if (standIn === undefined) throw new Error(`compose.yaml uses \${${name}}, which this test has no stand-in for`)
@@ -164,4 +165,54 @@ t.test('docker compose config accepts it', { skip: hasComposePlugin ? false : 's
     encoding: 'utf8'
   })
   t.equal(result.status, 0, result.stderr)
+})
+
+t.test('Prometheus runs deploy/prometheus and scrapes every replica; Grafana is provisioned from deploy/grafana and reads that Prometheus', async (t) => {
+  const prometheus = compose.services.prometheus
+  t.ok(prometheus?.volumes?.includes('./prometheus:/etc/prometheus:ro'), 'Prometheus mounts deploy/prometheus')
+  t.ok(prometheus?.command?.includes('--config.file=/etc/prometheus/prometheus.yml'), 'and runs its prometheus.yml')
+  const scrapeConfig = YAML.parse(readFileSync(join(deployDirectory, 'prometheus', 'prometheus.yml'), 'utf8')) as {
+    global: { scrape_interval: string }, scrape_configs: Array<{ static_configs: Array<{ targets: string[] }> }>
+  }
+  const metricsPort = /^ENV .*\bMETRICS_PORT=(\d+)/m.exec(readFileSync(join(repositoryRoot, 'Dockerfile'), 'utf8'))?.[1]
+  t.ok(metricsPort, 'the Dockerfile sets METRICS_PORT')
+  const targets = scrapeConfig.scrape_configs.flatMap((job) => job.static_configs.flatMap((config) => config.targets))
+  t.same(targets.sort(), replicas.map(([name]) => `${name}:${metricsPort}`).sort(), 'one target per replica, on the image\'s metrics port')
+
+  const grafana = compose.services.grafana
+  const provisioning = join(deployDirectory, 'grafana', 'provisioning')
+  t.ok(grafana?.volumes?.includes('./grafana/provisioning:/etc/grafana/provisioning:ro'), 'Grafana mounts deploy/grafana/provisioning')
+  const { datasources: [datasource] } = YAML.parse(readFileSync(join(provisioning, 'datasources', 'prometheus.yaml'), 'utf8')) as {
+    datasources: Array<{ uid: string, type: string, url: string, jsonData: { timeInterval: string } }>
+  }
+  t.equal(datasource?.type, 'prometheus')
+  t.equal(datasource?.url, 'http://prometheus:9090', 'its datasource is the prometheus service, on Prometheus\'s port')
+  t.equal(datasource?.jsonData.timeInterval, scrapeConfig.global.scrape_interval, 'with the scrape interval, which $__rate_interval is made of')
+  const { providers: [provider] } = YAML.parse(readFileSync(join(provisioning, 'dashboards', 'meridian.yaml'), 'utf8')) as {
+    providers: Array<{ options: { path: string } }>
+  }
+  t.ok(grafana?.volumes?.includes(`./grafana/dashboards:${provider?.options.path}:ro`), 'the dashboards are mounted where the provider reads them')
+  const dashboard = JSON.parse(readFileSync(join(deployDirectory, 'grafana', 'dashboards', 'meridian.json'), 'utf8')) as {
+    panels: Array<{ title: string, datasource: { uid: string }, targets: Array<{ datasource: { uid: string } }> }>
+  }
+  for (const panel of dashboard.panels) {
+    t.same([panel.datasource, ...panel.targets.map((target) => target.datasource)].map((source) => source.uid).filter((uid) => uid !== datasource?.uid), [],
+      `${panel.title}: every query on the provisioned datasource`)
+  }
+})
+
+t.test('the dashboard\'s panels have unique ids, fit the 24-column grid without overlapping, and say what they show', async (t) => {
+  const { panels } = JSON.parse(readFileSync(join(deployDirectory, 'grafana', 'dashboards', 'meridian.json'), 'utf8')) as {
+    panels: Array<{ id: number, title: string, description: string, gridPos: { x: number, y: number, w: number, h: number }, targets: Array<{ refId: string }> }>
+  }
+  t.equal(new Set(panels.map((panel) => panel.id)).size, panels.length, 'unique ids')
+  const taken = new Set<string>()
+  for (const { title, description, gridPos: { x, y, w, h }, targets } of panels) {
+    t.ok(x >= 0 && w > 0 && x + w <= 24, `${title}: within the grid`)
+    const cells = Array.from({ length: w * h }, (_, i) => `${x + (i % w)},${y + Math.floor(i / w)}`)
+    t.notOk(cells.some((cell) => taken.has(cell)), `${title}: overlaps no other panel`)
+    for (const cell of cells) taken.add(cell)
+    t.ok(description.length > 20, `${title}: described`)
+    t.equal(new Set(targets.map((target) => target.refId)).size, targets.length, `${title}: its queries have distinct refIds`)
+  }
 })
