@@ -25,6 +25,7 @@ import {
 } from './harness.js'
 import { BENCH_USER } from './servers.js'
 import { CLI, type Configuration, EXEMPT_CLIENT, freePort, startService } from './service.js'
+import { capacity, markdownRequest } from './capacity.js'
 
 const table = new Table()
 const KiB = 1024
@@ -454,7 +455,23 @@ async function login (): Promise<void> {
   })
 }
 
-const PARTS = { sun, auth, markdown, scale, sessions, memory, login, fairshare: fairShare }
+/** What a replica needs per load, for docs/operations.md ("What a replica needs"): no floor. */
+async function capacityOfOneReplica (): Promise<void> {
+  await capacity(table, sqliteUrl(), async (url) => {
+    const tokens = await logIn(url)
+    const flood = README.repeat(Math.ceil(900_000 / README.length)).slice(0, 900_000)
+    return [
+      { name: 'sun', requests: sunQueries(), connections: 10 },
+      { name: 'user list, page 1', requests: [listRequest(tokens)], connections: 10 },
+      { name: `Markdown, the ${(README.length / KiB).toFixed(1)} KiB README`, requests: [markdownRequest(README)], connections: 10 },
+      // Eight fit in the render queue's 8 MiB; twenty-four are the flood of issue #45, mostly answered 503.
+      { name: 'Markdown, 900 KB documents', requests: [markdownRequest(flood)], connections: 8 },
+      { name: 'Markdown flood, 900 KB documents', requests: [markdownRequest(flood)], connections: 24 }
+    ]
+  })
+}
+
+const PARTS = { sun, auth, markdown, scale, sessions, memory, login, fairshare: fairShare, capacity: capacityOfOneReplica }
 const asked = process.argv.slice(2)
 const unknown = asked.filter((part) => !(part in PARTS))
 if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${Object.keys(PARTS).join(', ')}`)
