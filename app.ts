@@ -128,7 +128,10 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     ...options.loginThrottle,
     ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {})
   })
-  await app.register(markdownRenderer, { rawHtml: config.MARKDOWN_RAW_HTML, ...options.markdownRenderer })
+  await app.register(markdownRenderer, {
+    features: { rawHtml: config.MARKDOWN_RAW_HTML, highlight: config.MARKDOWN_HIGHLIGHT === 'on', math: config.MARKDOWN_MATH === 'on' },
+    ...options.markdownRenderer
+  })
   // Before the routes: it limits each route that names `fairShare` in its config as it is added.
   await app.register(fairShare, {
     windowSeconds: config.RATE_LIMIT_WINDOW,

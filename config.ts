@@ -46,6 +46,10 @@ export const ConfigSchema = Type.Object({
   REQUEST_TIMEOUT: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
   /** Raw HTML in Markdown: `github`, through GitHub's allowlist; `escape`, every tag shown as text (lib/markdown.ts). */
   MARKDOWN_RAW_HTML: Type.Union([Type.Literal('github'), Type.Literal('escape')], { default: 'github' }),
+  /** Fenced code with a known language highlighted on the server (lib/markdown/code-highlight.ts). */
+  MARKDOWN_HIGHLIGHT: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  /** `$…$`, `$$…$$` and ```math fences rendered as MathML (lib/markdown/math.ts); off, they stay text. */
+  MARKDOWN_MATH: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   /** Port of the Prometheus metrics listener; unset, no metrics are served. */
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   /** Address of the metrics listener; HOST by default. */

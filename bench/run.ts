@@ -16,7 +16,7 @@ import BetterSqlite3 from '../lib/store/better-sqlite3.js'
 import { fairShareScenario } from '../test/fair-share-load.js'
 import { httpRequest } from '../test/http-request.js'
 import { pathologicalCases, README, README_WITH_HTML } from '../test/markdown-corpus.js'
-import { renderSafeMarkdown, type RawHtml } from '../lib/markdown.js'
+import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown, type RawHtml } from '../lib/markdown.js'
 import { FLOORS } from './floors.js'
 import { sunQueries } from './sun-queries.js'
 import {
@@ -219,9 +219,9 @@ async function markdown (): Promise<void> {
     table.guard('markdown README with raw HTML: quiet ÷ node:http + markdown-it + sanitizer', (htmlRates.quiet ?? NaN) / (htmlRates.bare ?? NaN), FLOORS.markdownHtmlVsBare, ratio)
     table.note('markdown README with raw HTML ÷ without, the service quiet', ratio((htmlRates.quiet ?? NaN) / of('quiet')))
     const perRender = (rawHtml: RawHtml): number => {
-      for (let warm = 0; warm < 200; warm++) renderSafeMarkdown(README_WITH_HTML, rawHtml)
+      for (let warm = 0; warm < 200; warm++) renderSafeMarkdown(README_WITH_HTML, { ...DEFAULT_MARKDOWN_FEATURES, rawHtml })
       const started = performance.now()
-      for (let round = 0; round < 1000; round++) renderSafeMarkdown(README_WITH_HTML, rawHtml)
+      for (let round = 0; round < 1000; round++) renderSafeMarkdown(README_WITH_HTML, { ...DEFAULT_MARKDOWN_FEATURES, rawHtml })
       return (performance.now() - started) / 1000
     }
     const escaped = perRender('escape')

@@ -10,8 +10,10 @@ import { budgetFootnoteReferences } from './markdown/footnote-references.js'
 import { githubAlerts } from './markdown/alerts.js'
 import { githubEmoji } from './markdown/emoji.js'
 import { headingAnchors } from './markdown/anchors.js'
-import { githubRawHtml, ownMarkOf } from './markdown/raw-html.js'
+import { githubRawHtml, ownFragment, ownFragmentsOf, ownMarkOf } from './markdown/raw-html.js'
 import { githubHtml } from './markdown/github-html.js'
+import { highlightCode } from './markdown/code-highlight.js'
+import { displayMath, githubMath } from './markdown/math.js'
 
 /**
  * Markdown to HTML that is safe to embed: GitHub Flavored Markdown (CommonMark plus tables,
@@ -110,7 +112,38 @@ function keepEscapesInAltText (renderImage: RendererRule): RendererRule {
 /** What becomes of raw HTML in the input: GitHub's allowlist, or all of it escaped (the operator's MARKDOWN_RAW_HTML). */
 export type RawHtml = 'github' | 'escape'
 
-function createRenderer (rawHtml: RawHtml): MarkdownIt {
+/** What a render does beyond GitHub Flavored Markdown, as the operator set it (MARKDOWN_RAW_HTML, MARKDOWN_HIGHLIGHT, MARKDOWN_MATH). */
+export interface MarkdownFeatures {
+  readonly rawHtml: RawHtml
+  /** Fenced code with a known language highlighted (lib/markdown/code-highlight.ts). */
+  readonly highlight: boolean
+  /** `$…$`, `$$…$$` and ```` ```math ```` as MathML (lib/markdown/math.ts). */
+  readonly math: boolean
+}
+
+export const DEFAULT_MARKDOWN_FEATURES: MarkdownFeatures = { rawHtml: 'github', highlight: true, math: true }
+
+/** A fence's first word, as markdown-it reads it for the `language-` class. */
+const fenceLanguage = (md: MarkdownIt, token: Token): string => md.utils.unescapeAll(token.info).trim().split(/\s+/, 1)[0] ?? ''
+
+/**
+ * Fences through markdown-it's own rule, which writes `<pre><code class="language-…">`: with their
+ * code highlighted (as the service's own fragment, raw-html.ts), and ```` ```math ```` as math.
+ */
+function highlightedAndMathFences (md: MarkdownIt, features: MarkdownFeatures): void {
+  const fence = md.renderer.rules.fence!
+  md.renderer.rules.fence = (tokens, index, options, env, self) => {
+    const token = tokens[index]!
+    const language = fenceLanguage(md, token)
+    if (features.math && language === 'math') return displayMath(token.content, env)
+    const highlighted = features.highlight ? highlightCode(token.content, language, env) : undefined
+    if (highlighted === undefined) return fence(tokens, index, options, env, self)
+    return fence(tokens, index, { ...options, highlight: () => ownFragment(env, highlighted) }, env, self)
+  }
+}
+
+function createRenderer (features: MarkdownFeatures): MarkdownIt {
+  const { rawHtml } = features
   // markdown-it reads maxNesting from its options; @types/markdown-it does not declare it.
   const options: Options & { maxNesting: number } = { html: rawHtml === 'github', linkify: false, typographer: false, maxNesting: MAX_NESTING }
   const md = new MarkdownIt('commonmark', options).enable(['table', 'strikethrough'])
@@ -129,20 +162,33 @@ function createRenderer (rawHtml: RawHtml): MarkdownIt {
   md.use(budgetPaddedTableCells)
   md.use(budgetReusedReferences)
   md.use(budgetFootnoteReferences)
+  if (features.math) md.use(githubMath)
+  if (features.highlight || features.math) highlightedAndMathFences(md, features)
   if (rawHtml === 'github') md.use(githubRawHtml)
   return md
 }
 
-const renderers: Record<RawHtml, MarkdownIt> = { github: createRenderer('github'), escape: createRenderer('escape') }
+/** One renderer per combination of features, made when first asked for. */
+const renderers = new Map<string, MarkdownIt>()
+
+function rendererFor (features: MarkdownFeatures): MarkdownIt {
+  const key = `${features.rawHtml} ${features.highlight} ${features.math}`
+  let renderer = renderers.get(key)
+  if (renderer === undefined) {
+    renderer = createRenderer(features)
+    renderers.set(key, renderer)
+  }
+  return renderer
+}
 
 /**
  * HTML for a Markdown source; `""` for `""`. Safe to insert into a web page as it is. A document
  * with raw HTML, under `github`, is sanitized whole (markdown/github-html.ts); any other is
  * markdown-it's output, whose every tag the service writes.
  */
-export function renderSafeMarkdown (source: string, rawHtml: RawHtml = 'github'): string {
+export function renderSafeMarkdown (source: string, features: MarkdownFeatures = DEFAULT_MARKDOWN_FEATURES): string {
   const env = {}
-  const html = renderers[rawHtml].render(source, env)
+  const html = rendererFor(features).render(source, env)
   const mark = ownMarkOf(env)
-  return mark === undefined ? html : githubHtml(html, mark, isSafeUrl)
+  return mark === undefined ? html : githubHtml(html, mark, isSafeUrl, ownFragmentsOf(env))
 }

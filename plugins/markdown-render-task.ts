@@ -1,5 +1,5 @@
 import { move } from 'piscina'
-import { renderSafeMarkdown, type RawHtml } from '../lib/markdown.js'
+import { renderSafeMarkdown, type MarkdownFeatures } from '../lib/markdown.js'
 import type { MarkdownHtml } from '../schemas/markdown.js'
 
 /**
@@ -9,9 +9,9 @@ import type { MarkdownHtml } from '../schemas/markdown.js'
  * socket write. TextEncoder's array owns its memory (a small Buffer shares Node's pool, which
  * moving would take away from this thread). Piscina hands the caller the array itself.
  */
-export interface RenderTask { source: string, rawHtml: RawHtml }
+export interface RenderTask { source: string, features: MarkdownFeatures }
 
-export default function renderTask ({ source, rawHtml }: RenderTask): ReturnType<typeof move> {
-  const body: MarkdownHtml = { data: renderSafeMarkdown(source, rawHtml) }
+export default function renderTask ({ source, features }: RenderTask): ReturnType<typeof move> {
+  const body: MarkdownHtml = { data: renderSafeMarkdown(source, features) }
   return move(new TextEncoder().encode(JSON.stringify(body)))
 }

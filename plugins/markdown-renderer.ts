@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'
 import { HttpError } from './errors.js'
-import { renderSafeMarkdown, type RawHtml } from '../lib/markdown.js'
+import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown, type MarkdownFeatures } from '../lib/markdown.js'
 import type { RenderTask } from './markdown-render-task.js'
 import type { MarkdownHtml } from '../schemas/markdown.js'
 
@@ -73,10 +73,22 @@ export const MAX_EVENT_LOOP_RENDER_LENGTH = 8192
  * hold more cells than this (lines × the most `|` on a line) goes to a thread whatever its size.
  */
 const MAX_EVENT_LOOP_TABLE_CELLS = 4096
+/**
+ * A formula costs KaTeX about 7 µs, so 8 KiB of `$x$` would hold the loop 9 ms: a document with
+ * more dollars than this goes to a thread whatever its size.
+ */
+const MAX_EVENT_LOOP_DOLLARS = 128
+
+function holdsMoreDollarsThan (source: string, limit: number): boolean {
+  let count = 0
+  for (let dollar = source.indexOf('$'); dollar !== -1; dollar = source.indexOf('$', dollar + 1)) if (++count > limit) return true
+  return false
+}
 
 /** Whether `source` renders in a few milliseconds at most, so the event loop may do it. */
 export function rendersQuickly (source: string): boolean {
   if (source.length > MAX_EVENT_LOOP_RENDER_LENGTH) return false
+  if (holdsMoreDollarsThan(source, MAX_EVENT_LOOP_DOLLARS)) return false
   // A table needs a `|` on its header line: without one, there are no cells to pad.
   return !source.includes('|') || possibleTableCells(source) <= MAX_EVENT_LOOP_TABLE_CELLS
 }
@@ -110,8 +122,8 @@ export function possibleTableCells (source: string): number {
 }
 
 export interface MarkdownRendererOptions {
-  /** What becomes of raw HTML (MARKDOWN_RAW_HTML); `github` by default. */
-  rawHtml?: RawHtml
+  /** What a render does beyond GFM (MARKDOWN_RAW_HTML, MARKDOWN_HIGHLIGHT, MARKDOWN_MATH); all of it by default. */
+  features?: MarkdownFeatures
   /** Render threads; by default RENDER_THREADS. */
   threads?: number
   /** By default MAX_PENDING_MARKDOWN_LENGTH. */
@@ -130,7 +142,7 @@ const workerFile = new URL(`./markdown-render-task${extname(fileURLToPath(import
  */
 export default fp(async function markdownRenderer (fastify: FastifyInstance, options: MarkdownRendererOptions) {
   const {
-    rawHtml = 'github',
+    features = DEFAULT_MARKDOWN_FEATURES,
     threads = RENDER_THREADS,
     maxPendingLength = MAX_PENDING_MARKDOWN_LENGTH,
     threadHeapMb = RENDER_THREAD_HEAP_MB
@@ -149,19 +161,19 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
   // render starts a thread, which takes the queue in order.
   pool.on('workerDestroy', () => {
     // Once the dead thread is out of piscina's count, which happens after this event.
-    setImmediate(() => { if (pool.queueSize > 0) pool.run({ source: '', rawHtml }).catch(() => {}) })
+    setImmediate(() => { if (pool.queueSize > 0) pool.run({ source: '', features }).catch(() => {}) })
   })
   // A thread that fails outside any render (it cannot start) is reported here, not thrown.
   pool.on('error', (error: unknown) => { fastify.log.error({ err: error }, 'render thread failed') })
 
   fastify.decorate('markdown', {
     async render (source: string): Promise<RenderedMarkdown> {
-      if (rendersQuickly(source)) return { data: renderSafeMarkdown(source, rawHtml) }
+      if (rendersQuickly(source)) return { data: renderSafeMarkdown(source, features) }
       if (pendingLength + source.length > maxPendingLength) {
         throw new HttpError(503, 'Service unavailable', { 'retry-after': '1' })
       }
       pendingLength += source.length
-      const rendered = pool.run({ source, rawHtml })
+      const rendered = pool.run({ source, features })
       inFlight.add(rendered)
       try {
         return await rendered

@@ -3,9 +3,15 @@
  * cmark's test/pathological_tests.py and markdown-it's own), each with a structural check of its
  * output, and a ~5 KB README of the usual kind.
  */
-import { MAX_BLOCKQUOTE_DEPTH, MAX_FOOTNOTE_REFERENCES, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from '../lib/markdown.js'
+import {
+  DEFAULT_MARKDOWN_FEATURES, MAX_BLOCKQUOTE_DEPTH, MAX_FOOTNOTE_REFERENCES, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR,
+  type MarkdownFeatures
+} from '../lib/markdown.js'
 import { MAX_HTML_DEPTH } from '../lib/markdown/github-html.js'
 import { wordsKept, wordsOf } from './lib/markdown-words.js'
+
+/** The default features with raw HTML escaped (MARKDOWN_RAW_HTML=escape). */
+export const ESCAPED: MarkdownFeatures = { ...DEFAULT_MARKDOWN_FEATURES, rawHtml: 'escape' }
 
 export interface PathologicalCase {
   name: string

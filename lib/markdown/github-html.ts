@@ -3,7 +3,7 @@ import { fromParse5 } from 'hast-util-from-parse5'
 import { defaultSchema, sanitize, type Schema } from 'hast-util-sanitize'
 import { toHtml } from 'hast-util-to-html'
 import { parseFragment, type DefaultTreeAdapterMap } from 'parse5'
-import { OWN_MARK_ATTRIBUTE } from './raw-html.js'
+import { OWN_FRAGMENT_TAG, OWN_MARK_ATTRIBUTE } from './raw-html.js'
 
 /**
  * A rendered document that holds raw HTML, made what github.com would show: parsed whole by an
@@ -156,10 +156,24 @@ function setAsideOwnMarkup (tree: Root): Array<{ tagName: string, properties: Pr
   return own
 }
 
-/** Own markup back in its place, through OWN_MARKUP_SCHEMA: one sanitize of them all, each childless, in order. */
-function putBack (places: Element[], own: Array<{ tagName: string, properties: Properties }>): void {
+/** The place of an own fragment becomes the fragment, written as it is (the render's own markup, never sanitized). */
+function putFragmentBack (place: Element, properties: Properties, fragments: readonly string[]): void {
+  const index = String(properties.dataIndex)
+  const fragment = /^\d+$/.test(index) ? fragments[Number(index)] : undefined
+  // Made a `raw` node in place, which hast-util-to-html writes as it is (allowDangerousHtml below).
+  const node = place as unknown as Record<string, unknown>
+  for (const key of ['tagName', 'properties', 'children']) delete node[key]
+  Object.assign(node, { type: 'raw', value: fragment ?? '' })
+}
+
+/**
+ * Own markup back in its place, through OWN_MARKUP_SCHEMA: one sanitize of them all, each childless, in order;
+ * own fragments as they were written.
+ */
+function putBack (places: Element[], own: Array<{ tagName: string, properties: Properties }>, fragments: readonly string[]): void {
   const ownTags = new Set(OWN_MARKUP_SCHEMA.tagNames)
   const ownOf = (place: Element): { tagName: string, properties: Properties } => own[Number(place.properties[MARK_PROPERTY])]!
+  const fragmentPlaces = places.filter((place) => ownOf(place).tagName === OWN_FRAGMENT_TAG)
   const kept = places.filter((place) => ownTags.has(ownOf(place).tagName))
   for (const place of places) place.properties = { [MARK_PROPERTY]: place.properties[MARK_PROPERTY]! }
   const copies: Root = {
@@ -171,7 +185,8 @@ function putBack (places: Element[], own: Array<{ tagName: string, properties: P
     place.tagName = checked[index]!.tagName
     place.properties = checked[index]!.properties
   })
-  for (const place of places) delete place.properties[MARK_PROPERTY]
+  for (const place of fragmentPlaces) putFragmentBack(place, ownOf(place).properties, fragments)
+  for (const place of places) if (place.properties !== undefined) delete place.properties[MARK_PROPERTY]
 }
 
 /**
@@ -210,8 +225,8 @@ function linkToRawAnchors (fragmentLinks: Element[], rawIds: Set<string>): void 
   }
 }
 
-/** `html`, rendered by lib/markdown.ts with own markup marked `mark`, as github.com shows it. */
-export function githubHtml (html: string, mark: string, isSafeUrl: UrlPolicy): string {
+/** `html`, rendered by lib/markdown.ts with own markup marked `mark` and its own `fragments`, as github.com shows it. */
+export function githubHtml (html: string, mark: string, isSafeUrl: UrlPolicy, fragments: readonly string[] = []): string {
   const fragment = parseFragment(html)
   prepare(fragment, mark)
   const tree = fromParse5(fragment) as Root
@@ -230,7 +245,8 @@ export function githubHtml (html: string, mark: string, isSafeUrl: UrlPolicy): s
     const href = element.properties.href
     if (element.tagName === 'a' && typeof href === 'string' && href.startsWith('#') && !href.startsWith('#user-content-')) fragmentLinks.push(element)
   }
-  putBack(ownPlaces, own)
+  putBack(ownPlaces, own, fragments)
   if (rawIds.size > 0) linkToRawAnchors(fragmentLinks, rawIds)
-  return toHtml(clean, { closeSelfClosing: true, characterReferences: { useNamedReferences: true } })
+  // Raw nodes are only the own fragments put back: the parser never makes one.
+  return toHtml(clean, { closeSelfClosing: true, characterReferences: { useNamedReferences: true }, allowDangerousHtml: true })
 }

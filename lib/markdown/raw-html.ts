@@ -21,7 +21,10 @@ export const isShownAsText = (tag: string): boolean => STARTS_WITH_DISALLOWED_TA
 
 export const OWN_MARK_ATTRIBUTE = 'data-meridian-own'
 
-interface OwnMarkEnv { ownMark?: string }
+interface OwnMarkEnv { ownMark?: string, ownFragments?: string[] }
+
+/** The element that stands for an own fragment in a sanitized render (github-html.ts puts the fragment in its place). */
+export const OWN_FRAGMENT_TAG = 'meridian-fragment'
 
 /** The mark of this render's own markup, set while parsing a document that holds raw HTML: its render is to be sanitized. */
 export const ownMarkOf = (env: object): string | undefined => (env as OwnMarkEnv).ownMark
@@ -30,6 +33,23 @@ export const ownMarkOf = (env: object): string | undefined => (env as OwnMarkEnv
 export function ownMarkAttribute (env: object): string {
   const mark = ownMarkOf(env)
   return mark === undefined ? '' : ` ${OWN_MARK_ATTRIBUTE}="${mark}"`
+}
+
+/** The own fragments of a sanitized render, by index. */
+export const ownFragmentsOf = (env: object): readonly string[] => (env as OwnMarkEnv).ownFragments ?? []
+
+/**
+ * Markup the service writes whole (highlighted code, MathML): itself in a render that is not
+ * sanitized; in one that is, an element with the render's mark standing for it, so that the
+ * sanitizer, which would take its classes and MathML away, never sees it, and raw HTML cannot
+ * forge one.
+ */
+export function ownFragment (env: object, html: string): string {
+  const own = env as OwnMarkEnv
+  if (own.ownMark === undefined) return html
+  own.ownFragments ??= []
+  own.ownFragments.push(html)
+  return `<${OWN_FRAGMENT_TAG} ${OWN_MARK_ATTRIBUTE}="${own.ownMark}" data-index="${own.ownFragments.length - 1}"></${OWN_FRAGMENT_TAG}>`
 }
 
 /** Whether a parsed document holds raw HTML, so that its render must be sanitized. */

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { renderSafeMarkdown as render, MAX_FOOTNOTE_REFERENCES } from '../../lib/markdown.js'
+import { ESCAPED } from '../markdown-corpus.js'
 import { normalizeHtml } from '../commonmark-normalize.js'
 
 /** What GitHub renders beyond the GFM spec: footnotes, alerts, heading ids, in-document links, emoji. */
@@ -42,7 +43,7 @@ t.test('footnotes: numbered by first use, the list in that order, whatever the o
 t.test('footnotes: a definition anywhere, of several paragraphs, a block quote and code', async (t) => {
   t.equal(render('[^long]: First paragraph.\n\n    > quoted\n\n    ```js\n    code()\n    ```\n\n    Last paragraph.\n\nText[^long]'),
     `<p>Text${ref('long', 1)}</p>\n` + SECTION_OPEN + '<li id="user-content-fn-long">\n<p>First paragraph.</p>\n' +
-    '<blockquote>\n<p>quoted</p>\n</blockquote>\n<pre><code class="language-js">code()\n</code></pre>\n' +
+    '<blockquote>\n<p>quoted</p>\n</blockquote>\n<pre><code class="language-js"><span class="hljs-title function_">code</span>()\n</code></pre>\n' +
     `<p>Last paragraph. ${backref('long', 1)}</p>\n</li>\n` + SECTION_CLOSE)
   t.equal(render('a[^c]\n\n[^c]: x\n\n    ```\n    code\n    ```'),
     `<p>a${ref('c', 1)}</p>\n` + SECTION_OPEN + `<li id="user-content-fn-c">\n<p>x</p>\n<pre><code>code\n</code></pre>\n${backref('c', 1)}\n</li>\n` + SECTION_CLOSE,
@@ -108,7 +109,7 @@ t.test("heading ids: GitHub's slugs, prefixed user-content-", async (t) => {
   t.equal(render('# a\n# a\n## a\n# a-1'),
     '<h1 id="user-content-a">a</h1>\n<h1 id="user-content-a-1">a</h1>\n<h2 id="user-content-a-2">a</h2>\n<h1 id="user-content-a-1-1">a-1</h1>\n', 'repeats numbered')
   t.equal(render('## :rocket: Launch'), '<h2 id="user-content-rocket-launch">🚀 Launch</h2>\n', 'an emoji shortcode counts as its name, as on GitHub')
-  t.equal(render('# "><script>x</script>', 'escape'), '<h1 id="user-content-scriptxscript">&quot;&gt;&lt;script&gt;x&lt;/script&gt;</h1>\n', 'hostile text: slugged and escaped')
+  t.equal(render('# "><script>x</script>', ESCAPED), '<h1 id="user-content-scriptxscript">&quot;&gt;&lt;script&gt;x&lt;/script&gt;</h1>\n', 'hostile text: slugged and escaped')
   t.equal(render('# "><script>x</script>'), '<h1 id="user-content-scriptxscript">">&lt;script>x&lt;/script></h1>\n', 'by default too, the tagfilter showing the script tags as text')
   t.equal(render('## Press <kbd>Ctrl</kbd>'), '<h2 id="user-content-press-ctrl">Press <kbd>Ctrl</kbd></h2>\n', "raw HTML's text counts, not its tags")
   t.equal(render('# Footnote label\n\na[^1]\n\n[^1]: b').split('\n')[0], '<h1 id="user-content-footnote-label-1">Footnote label</h1>',

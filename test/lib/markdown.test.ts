@@ -2,7 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { isSafeUrl, renderSafeMarkdown, MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from '../../lib/markdown.js'
 import { hostileInputs, unsafeParts, browserScheme } from './markdown-hostile.js'
-import { pathologicalCases } from '../markdown-corpus.js'
+import { pathologicalCases, ESCAPED } from '../markdown-corpus.js'
 
 const render = renderSafeMarkdown
 
@@ -19,7 +19,7 @@ t.test('CommonMark basics render', async (t) => {
 
 t.test('nothing beyond GitHub Flavored Markdown', async (t) => {
   t.equal(render('"quotes" -- (c)'), '<p>&quot;quotes&quot; -- (c)</p>\n', 'no typographer')
-  t.equal(render('<b>bold</b>', 'escape'), '<p>&lt;b&gt;bold&lt;/b&gt;</p>\n', 'raw HTML is text under MARKDOWN_RAW_HTML=escape')
+  t.equal(render('<b>bold</b>', ESCAPED), '<p>&lt;b&gt;bold&lt;/b&gt;</p>\n', 'raw HTML is text under MARKDOWN_RAW_HTML=escape')
   t.equal(render('<b>bold</b>'), '<p><b>bold</b></p>\n', 'and as GitHub renders it by default')
 })
 
@@ -159,7 +159,7 @@ t.test('the hostile corpus renders to HTML that cannot run script', async (t) =>
   t.ok(hostileInputs.length >= 60, `${hostileInputs.length} hostile inputs`)
   for (const { name, markdown } of hostileInputs) {
     t.same(unsafeParts(render(markdown)), [], name)
-    t.same(unsafeParts(render(markdown, 'escape')), [], `${name}, raw HTML escaped`)
+    t.same(unsafeParts(render(markdown, ESCAPED)), [], `${name}, raw HTML escaped`)
   }
 })
 

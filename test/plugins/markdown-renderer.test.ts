@@ -3,14 +3,14 @@ import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { build } from '../helper.js'
 import { pathologicalCases, README } from '../markdown-corpus.js'
-import { renderSafeMarkdown } from '../../lib/markdown.js'
+import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown } from '../../lib/markdown.js'
 import { MAX_EVENT_LOOP_RENDER_LENGTH, possibleTableCells, rendersQuickly, type MarkdownRendererOptions } from '../../plugins/markdown-renderer.js'
 
 const MiB = 1_048_576
 /** Past MAX_EVENT_LOOP_RENDER_LENGTH: rendered in a thread. */
 const LARGE_DOCUMENT = '# large\n\n' + 'A paragraph of *plain* prose.\n\n'.repeat(400)
 
-t.test('small documents with few possible table cells render on the event loop, the rest in threads', async (t) => {
+t.test('small documents with few possible table cells and few dollars render on the event loop, the rest in threads', async (t) => {
   t.ok(rendersQuickly(README), 'a 5 KB README')
   t.ok(rendersQuickly('x'.repeat(MAX_EVENT_LOOP_RENDER_LENGTH)))
   t.notOk(rendersQuickly('x'.repeat(MAX_EVENT_LOOP_RENDER_LENGTH + 1)))
@@ -19,6 +19,10 @@ t.test('small documents with few possible table cells render on the event loop, 
   t.ok(paddedTable.length < 2000)
   t.notOk(rendersQuickly(paddedTable), '2 KB of table that pads to 65,536 cells')
   t.notOk(rendersQuickly(paddedTable.replaceAll('\n', '\r')), 'lines ended by CR count too')
+  t.ok(rendersQuickly('$x$ costs $5. '.repeat(40)), 'a few formulas and prices')
+  const formulas = '$x^2$ '.repeat(65)
+  t.ok(formulas.length < 400)
+  t.notOk(rendersQuickly(formulas), '400 characters of 65 formulas: more than 128 dollars')
 })
 
 t.test('possible table cells: lines times one more than the most pipes on a line, whatever the line ends', async (t) => {
@@ -40,7 +44,7 @@ t.test('MARKDOWN_RAW_HTML reaches the event loop and the threads alike', async (
     const app = await buildRenderer(t, {}, { MARKDOWN_RAW_HTML: mode })
     for (const source of [raw, raw + LARGE_DOCUMENT]) {
       const answer = await post(app, source)
-      t.equal(answer.json<{ data: string }>().data, renderSafeMarkdown(source, mode), `${mode}, ${rendersQuickly(source) ? 'on the event loop' : 'in a thread'}`)
+      t.equal(answer.json<{ data: string }>().data, renderSafeMarkdown(source, { ...DEFAULT_MARKDOWN_FEATURES, rawHtml: mode }), `${mode}, ${rendersQuickly(source) ? 'on the event loop' : 'in a thread'}`)
     }
     t.equal((await post(app, raw)).json<{ data: string }>().data.startsWith('<p align="center"><kbd>K</kbd>'), mode === 'github', `${mode}: the tags ${mode === 'github' ? 'kept' : 'escaped'}`)
   }

@@ -1,0 +1,2 @@
+import { renderSafeMarkdown } from '../lib/markdown.js'
+console.log(JSON.stringify(renderSafeMarkdown('```js\ncode()\n```')))

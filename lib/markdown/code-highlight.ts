@@ -1,0 +1,58 @@
+import hljs from 'highlight.js/lib/common'
+
+/**
+ * Fenced code highlighted on the server with highlight.js's common languages (docs/decisions.md,
+ * "Highlighted code"): token spans with highlight.js's classes (`hljs-keyword`, …), which any
+ * highlight.js theme colours. The text of a block is its source exactly; a block without a
+ * language, with one highlight.js does not know, or `text`, stays plain.
+ *
+ * highlight.js's grammars take time quadratic in the length of a run of word characters (a
+ * 10,000-character word takes 120 ms as JavaScript, 490 ms of `$` as Java), so a block holding a
+ * run longer than MAX_WORD_RUN stays plain, as does one longer than MAX_HIGHLIGHTED_BLOCK. What a
+ * document may spend highlighting is bounded too (HIGHLIGHT_BUDGET_MS): past it, its remaining
+ * blocks stay plain. Nothing of the text is lost either way.
+ */
+
+/** Longest run of word characters (letters, digits, `_`, `$`) a highlighted block may hold. */
+export const MAX_WORD_RUN = 128
+/** Longest block highlighted, in characters. */
+export const MAX_HIGHLIGHTED_BLOCK = 65_536
+/** What one document may spend highlighting; blocks after it stay plain. */
+export const HIGHLIGHT_BUDGET_MS = 1000
+
+const PLAIN_TEXT = hljs.getLanguage('plaintext')
+
+/** Milliseconds a document's highlighting has used, kept in its render's env. */
+interface HighlightEnv { highlightMs?: number }
+
+const isWordCharacter = (code: number): boolean =>
+  (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || (code >= 0x30 && code <= 0x39) || code === 0x5f || code === 0x24
+
+/** Whether `code` holds a run of more than MAX_WORD_RUN word characters, in one pass. */
+function holdsLongWordRun (code: string): boolean {
+  let run = 0
+  for (let index = 0; index < code.length; index++) {
+    run = isWordCharacter(code.charCodeAt(index)) ? run + 1 : 0
+    if (run > MAX_WORD_RUN) return true
+  }
+  return false
+}
+
+/** Whether highlight.js knows the language, by name or alias, as one to highlight. */
+export function isHighlighted (language: string): boolean {
+  const found = language === '' ? undefined : hljs.getLanguage(language)
+  return found !== undefined && found !== PLAIN_TEXT
+}
+
+/** The block's HTML with token spans, or undefined when it stays plain (see above). */
+export function highlightCode (code: string, language: string, env: object): string | undefined {
+  if (!isHighlighted(language) || code.length > MAX_HIGHLIGHTED_BLOCK || holdsLongWordRun(code)) return undefined
+  const spent = env as HighlightEnv
+  if ((spent.highlightMs ?? 0) >= HIGHLIGHT_BUDGET_MS) return undefined
+  const started = performance.now()
+  try {
+    return hljs.highlight(code, { language, ignoreIllegals: true }).value
+  } finally {
+    spent.highlightMs = (spent.highlightMs ?? 0) + performance.now() - started
+  }
+}

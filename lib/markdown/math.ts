@@ -1,0 +1,220 @@
+import katex from 'katex'
+import type MarkdownIt from 'markdown-it'
+import type { StateBlock, StateInline, Token } from 'markdown-it'
+import { safeMathml } from './mathml.js'
+import { ownFragment } from './raw-html.js'
+
+/**
+ * Math as GitHub writes it, rendered to MathML that browsers show without a script: `$…$` and
+ * `` $`…`$ `` inline, `$$…$$` displayed (inline or on lines of its own), and ```` ```math ````
+ * fences (lib/markdown.ts renders those). KaTeX parses the TeX (`trust: false`: no `\href`,
+ * `\url`, `\htmlClass`, `\includegraphics`…; macros local to their formula and their expansion
+ * bounded), and mathml.ts keeps only MathML's own elements and attributes of what it writes.
+ *
+ * Dollars stay text where they are prose: an opening `$` is not followed by a space, a closing
+ * one not preceded by a space nor followed by a digit (`costs $5 and $10`), and `\$` is a dollar.
+ * A formula KaTeX cannot read is shown as its source: inline, its dollars are text; displayed, it is
+ * a `language-math` code block. The work is bounded: a formula longer than
+ * MAX_FORMULA_LENGTH or nested deeper than MAX_FORMULA_DEPTH in braces stays source, as do the
+ * formulas of a document past MATH_BUDGET_MS of rendering; finding the dollars is linear.
+ */
+
+/** Longest formula rendered, in characters. */
+export const MAX_FORMULA_LENGTH = 8192
+/** Deepest nesting of `{` rendered: KaTeX's parser recurses, and a thousand levels overflow its stack after 35 ms. */
+export const MAX_FORMULA_DEPTH = 64
+/** What one document may spend rendering math; formulas after it stay source. */
+export const MATH_BUDGET_MS = 1000
+
+const DOLLAR = 0x24
+const BACKTICK = 0x60
+const BACKSLASH = 0x5c
+
+interface MathEnv { mathMs?: number }
+
+const isSpace = (code: number): boolean => code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d
+const isDigit = (code: number): boolean => code >= 0x30 && code <= 0x39
+
+function deeperThanAllowed (tex: string): boolean {
+  let depth = 0
+  for (let index = 0; index < tex.length; index++) {
+    const code = tex.charCodeAt(index)
+    if (code === BACKSLASH) index++
+    else if (code === 0x7b && ++depth > MAX_FORMULA_DEPTH) return true
+    else if (code === 0x7d) depth--
+  }
+  return false
+}
+
+/** The formula's MathML, or undefined when it stays source (it does not parse, or it is past a bound). */
+export function mathml (tex: string, displayMode: boolean, env: object): string | undefined {
+  if (tex.length > MAX_FORMULA_LENGTH || deeperThanAllowed(tex)) return undefined
+  const spent = env as MathEnv
+  if ((spent.mathMs ?? 0) >= MATH_BUDGET_MS) return undefined
+  const started = performance.now()
+  try {
+    return safeMathml(katex.renderToString(tex, {
+      output: 'mathml', displayMode, throwOnError: true, trust: false, strict: 'ignore', maxExpand: 1000, maxSize: 20, globalGroup: false
+    }))
+  } catch {
+    return undefined
+  } finally {
+    spent.mathMs = (spent.mathMs ?? 0) + performance.now() - started
+  }
+}
+
+/**
+ * The code spans of `src` up to `end`, as [start, end) pairs in order, found as CommonMark finds
+ * them (a run of backticks opens one that the next run of the same length closes), in linear time.
+ */
+function codeSpans (src: string, end: number): Array<[number, number]> {
+  const runs: Array<{ at: number, length: number }> = []
+  for (let index = src.indexOf('`'); index !== -1 && index < end;) {
+    let after = index
+    while (after < end && src.charCodeAt(after) === BACKTICK) after++
+    runs.push({ at: index, length: after - index })
+    index = src.indexOf('`', after)
+  }
+  const byLength = new Map<number, number[]>()
+  runs.forEach((run, order) => {
+    const orders = byLength.get(run.length)
+    if (orders === undefined) byLength.set(run.length, [order])
+    else orders.push(order)
+  })
+  const nextOfLength = new Map<number, number>()
+  const spans: Array<[number, number]> = []
+  for (let order = 0; order < runs.length; order++) {
+    const { at, length } = runs[order]!
+    const sameLength = byLength.get(length)!
+    let next = nextOfLength.get(length) ?? 0
+    while (next < sameLength.length && sameLength[next]! <= order) next++
+    nextOfLength.set(length, next)
+    const closer = sameLength[next]
+    if (closer === undefined) continue
+    spans.push([at, runs[closer]!.at + length])
+    order = closer
+  }
+  return spans
+}
+
+/** Per inline source: its code spans, and where scanning for a closing `$` found none (no opener after it can close). */
+const scanned = new WeakMap<StateInline, { posMax: number, spans: Array<[number, number]>, unclosedFrom: number }>()
+
+/** The position of the `$` that closes an inline formula opened at `start`, or -1; never one inside a code span. */
+function closingDollar (state: StateInline, start: number): number {
+  const { src, posMax } = state
+  let known = scanned.get(state)
+  if (known?.posMax !== posMax) {
+    known = { posMax, spans: codeSpans(src, posMax), unclosedFrom: posMax }
+    scanned.set(state, known)
+  }
+  if (start >= known.unclosedFrom) return -1
+  let span = 0
+  for (let index = start + 1; index < posMax; index++) {
+    while (span < known.spans.length && known.spans[span]![1] <= index) span++
+    const code = src.charCodeAt(index)
+    if (known.spans[span] !== undefined && known.spans[span]![0] <= index) {
+      index = known.spans[span]![1] - 1
+    } else if (code === BACKSLASH) {
+      index++
+    } else if (code === DOLLAR && !isSpace(src.charCodeAt(index - 1)) && !isDigit(src.charCodeAt(index + 1))) {
+      return index
+    }
+  }
+  known.unclosedFrom = start
+  return -1
+}
+
+/**
+ * A formula from the opening `$` to `end`, rendered while parsing: one KaTeX cannot read (or past
+ * a bound) is no formula, so its dollars stay text and what they held is read as Markdown again.
+ */
+function formula (state: StateInline, silent: boolean, tex: string, display: boolean, end: number): boolean {
+  const rendered = mathml(tex, display, state.env)
+  if (rendered === undefined) return false
+  if (!silent) {
+    const token = state.push('math_inline', 'math', 0)
+    token.content = tex
+    token.meta = { mathml: rendered }
+    state.pos = end
+  }
+  return true
+}
+
+function inlineMath (state: StateInline, silent: boolean): boolean {
+  const { src, pos, posMax } = state
+  if (src.charCodeAt(pos) !== DOLLAR || pos + 1 >= posMax) return false
+  const next = src.charCodeAt(pos + 1)
+  if (next === BACKTICK) {
+    const close = src.indexOf('`$', pos + 2)
+    if (close === -1 || close + 2 > posMax || close === pos + 2) return false
+    return formula(state, silent, src.slice(pos + 2, close), false, close + 2)
+  }
+  if (next === DOLLAR) {
+    const close = src.indexOf('$$', pos + 2)
+    if (close === -1 || close + 2 > posMax || close === pos + 2) return false
+    return formula(state, silent, src.slice(pos + 2, close), true, close + 2)
+  }
+  if (isSpace(next)) return false
+  const close = closingDollar(state, pos)
+  if (close === -1) return false
+  return formula(state, silent, src.slice(pos + 1, close), false, close + 1)
+}
+
+/** Per block range, the first line from which a `$$` block found no closing line. */
+const unclosedBlockFrom = new WeakMap<StateBlock, { endLine: number, from: number }>()
+
+function blockMath (state: StateBlock, startLine: number, endLine: number, silent: boolean): boolean {
+  const start = state.bMarks[startLine]! + state.tShift[startLine]!
+  const max = state.eMarks[startLine]!
+  if (state.sCount[startLine]! - state.blkIndent >= 4 || !state.src.startsWith('$$', start)) return false
+  const firstLine = state.src.slice(start + 2, max)
+  let lastLine = startLine
+  let content: string
+  if (firstLine.trimEnd().endsWith('$$') && firstLine.trim().length > 2) {
+    content = firstLine.trimEnd().slice(0, -2)
+  } else {
+    const known = unclosedBlockFrom.get(state)
+    if (known !== undefined && known.endLine === endLine && startLine >= known.from) return false
+    let found = false
+    while (++lastLine < endLine) {
+      const lineStart = state.bMarks[lastLine]! + state.tShift[lastLine]!
+      // A line indented less than the container it is in ends the container, and the search (as for fences).
+      if (lineStart < state.eMarks[lastLine]! && state.sCount[lastLine]! < state.blkIndent) break
+      if (state.src.slice(lineStart, state.eMarks[lastLine]).trimEnd().endsWith('$$')) {
+        found = true
+        break
+      }
+    }
+    if (!found) {
+      unclosedBlockFrom.set(state, { endLine, from: startLine })
+      return false
+    }
+    const body = state.getLines(startLine + 1, lastLine + 1, state.blkIndent, false).trimEnd()
+    content = `${firstLine}\n${body.slice(0, -2)}`
+  }
+  if (silent) return true
+  const token: Token = state.push('math_block', 'math', 0)
+  token.block = true
+  token.content = content
+  token.map = [startLine, lastLine + 1]
+  state.line = lastLine + 1
+  return true
+}
+
+const escapeHtml = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
+
+/** A display formula, or its source in a code block when it stays source (as a ```` ```math ```` fence that does not parse). */
+export function displayMath (tex: string, env: object): string {
+  const rendered = mathml(tex, true, env)
+  return rendered === undefined
+    ? `<pre><code class="language-math">${escapeHtml(tex)}</code></pre>\n`
+    : ownFragment(env, rendered) + '\n'
+}
+
+export function githubMath (md: MarkdownIt): void {
+  md.inline.ruler.before('escape', 'math_inline', inlineMath)
+  md.block.ruler.before('fence', 'math_block', blockMath, { alt: ['paragraph', 'reference', 'blockquote', 'list'] })
+  md.renderer.rules.math_inline = (tokens, index, _options, env) => ownFragment(env, (tokens[index]!.meta as { mathml: string }).mathml)
+  md.renderer.rules.math_block = (tokens, index, _options, env) => displayMath(tokens[index]!.content, env)
+}
