@@ -436,6 +436,52 @@ export const pathologicalCases: PathologicalCase[] = [
     name: 'raw HTML: unclosed <details> around Markdown',
     generate: (size) => fill(size, '<details><summary>s</summary>\n\n*a*\n\n'),
     check: (html, source) => expect(count(textOf(html), 'a') === count(source, '*a*') && count(html, '<em>') === count(source, '*a*'), 'every emphasis kept')
+  },
+  {
+    name: 'code: one long word as JavaScript',
+    generate: (size) => fill(size, 'a', '```js\n', '\n```'),
+    check: (html, source) => expect(count(textOf(html), 'a') === count(source, 'a') && !html.includes('hljs-'), 'plain, every character kept')
+  },
+  {
+    name: 'code: runs of $ as Java',
+    generate: (size) => fill(size, '$'.repeat(200) + ' ', '```java\n', '\n```'),
+    check: (html, source) => expect(count(html, '$') === count(source, '$') && !html.includes('hljs-'), 'plain, every character kept')
+  },
+  {
+    name: 'code: blocks of JavaScript',
+    generate: (size) => fill(size, '```js\nconst a = [1, 2].map((n) => n * 2) // x\n```\n\n'),
+    check: (html, source) => expect(count(html, '<pre><code class="language-js">') === count(source, '```js') &&
+      count(textOf(html), 'map((n) =&gt; n * 2)') === count(source, '```js'), 'every block, its text kept')
+  },
+  {
+    name: 'math: formulas $x^2$',
+    generate: (size) => fill(size, '$x^2$ '),
+    check: (html, source) => expect(count(html, '<msup>') + count(html, '$x^2$') === count(source, '$x^2$'), 'each a formula, or past the budget its source')
+  },
+  {
+    name: 'math: fractions nested 1000 deep',
+    generate: (size) => fill(size, '$' + '\\frac{'.repeat(1000) + 'x' + '}{y}'.repeat(1000) + '$\n\n'),
+    check: (html, source) => expect(!html.includes('<math') && count(html, '\\frac{') === count(source, '\\frac{'), 'source, every fraction kept')
+  },
+  {
+    name: 'math: macros that expand forever',
+    generate: (size) => fill(size, '$\\def\\a{\\a\\a}\\a$ '),
+    check: (html, source) => expect(!html.includes('<math') && count(html, '\\def') === count(source, '\\def'), 'source, each kept')
+  },
+  {
+    name: 'math: openers without closers $a',
+    generate: (size) => fill(size, '$a '),
+    check: (html, source) => expect(!html.includes('<math') && count(html, '$') === count(source, '$'), 'all dollars literal')
+  },
+  {
+    name: 'math: dollars and backticks $a `b',
+    generate: (size) => fill(size, '$a `b '),
+    check: (html, source) => expect(!html.includes('<math') && count(html, '$') === count(source, '$'), 'all dollars literal')
+  },
+  {
+    name: 'math: $$ blocks that never close',
+    generate: (size) => fill(size, '$$a\n\n'),
+    check: (html, source) => expect(!html.includes('<math') && count(html, '$$') === count(source, '$$'), 'all dollars literal')
   }
 ]
 

@@ -197,3 +197,54 @@ t.test('hostile Markdown runs no script in Chromium, on load or on click', { ski
   }
   t.comment(`${hostileInputs.length} hostile outputs loaded, ${clicked} links and buttons clicked, no script ran`)
 })
+
+t.test('math and highlighted code show in Chromium without a script, and no request leaves the page', { skip, timeout: 120_000 }, async (t) => {
+  const app = await build(t)
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] })
+  t.teardown(async () => { await browser.close() })
+  const code = 'const area = (r) => Math.PI * r ** 2 // "<b>" & \u00a0'
+  const markdown = [
+    'Inline $x^2$, and $\\frac{a}{b}$ displayed:', '', '$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$', '',
+    '```math', '\\begin{pmatrix}a & b\\\\ c & d\\end{pmatrix}', '```', '',
+    '```js', code, '```', '',
+    '$\\includegraphics{https://example.com/x.png}$ $\\href{https://example.com/}{link}$ $\\url{https://example.com/}$'
+  ].join('\n')
+  const html = (await app.inject({ method: 'POST', url: '/api/markdown/parse', payload: { markdown } })).json<{ data: string }>().data
+  const requested: string[] = []
+  const context = await browser.newContext({ javaScriptEnabled: false })
+  await context.route('**/*', async (route) => {
+    requested.push(route.request().url())
+    await route.fulfill({ status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: page(html) })
+  })
+  const tab = await context.newPage()
+  await tab.goto(`${ORIGIN}/math`, { waitUntil: 'load' })
+  await tab.waitForTimeout(200)
+  // A string, not a function: tsx would add helpers to a function that the page does not have.
+  const seen = await tab.evaluate(`(() => {
+    const box = (selector) => {
+      const rect = document.querySelector(selector)?.getBoundingClientRect()
+      return { width: rect?.width ?? 0, height: rect?.height ?? 0 }
+    }
+    return {
+      formulas: document.querySelectorAll('math').length,
+      displayed: [...document.querySelectorAll('math')].map((math) => getComputedStyle(math).display),
+      superscript: box('msup'),
+      fraction: box('mfrac'),
+      matrix: box('mtable'),
+      code: document.querySelector('pre code')?.textContent,
+      tokens: document.querySelectorAll('pre code span[class^="hljs-"]').length,
+      links: document.querySelectorAll('a').length,
+      images: document.querySelectorAll('img').length
+    }
+  })()`) as {
+    formulas: number, displayed: string[], superscript: { width: number }, fraction: { height: number }, matrix: { height: number },
+    code: string, tokens: number, links: number, images: number
+  }
+  t.equal(seen.formulas, 7, 'every formula is a math element, those of commands refused (shown as their names) too')
+  t.same(seen.displayed.filter((display) => display === 'block math').length, 2, 'the displayed ones as blocks: MathML Core in Chromium')
+  t.ok(seen.superscript.width > 0 && seen.fraction.height > 0 && seen.matrix.height > seen.fraction.height, `laid out as math: ${JSON.stringify(seen)}`)
+  t.equal(seen.code, code + '\n', 'the code block\'s text is its source exactly')
+  t.ok(seen.tokens >= 4, `in highlighted tokens (${seen.tokens})`)
+  t.same([seen.links, seen.images], [0, 0], 'TeX made no link and no image')
+  t.same(requested, [`${ORIGIN}/math`], 'the page asked for nothing but itself')
+})

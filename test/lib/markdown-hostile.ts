@@ -145,7 +145,24 @@ const raw: Array<[string, string]> = [
   ['heading of an attribute breakout', '## x" onmouseover="alert(1)\n## x" onmouseover="alert(1)'],
   ['alert holding raw HTML and hostile links', '> [!WARNING]\n> <script>alert(1)</script> [x](javascript:alert(1))\n> <img src=x onerror=alert(1)>'],
   ['alert marker with raw HTML after it', '> [!NOTE] <img src=x onerror=alert(1)>\n> x'],
-  ['emoji shortcodes around raw HTML', ':tada:<script>alert(1)</script>:tada: :x:<img src=x onerror=alert(1)>:+1:']
+  ['emoji shortcodes around raw HTML', ':tada:<script>alert(1)</script>:tada: :x:<img src=x onerror=alert(1)>:+1:'],
+  // Math (TeX) and highlighted code
+  ['TeX links', '$\\href{javascript:alert(1)}{x}$ $$\\url{javascript:alert(1)}$$ $\\href{https://example.com}{y}$'],
+  ['TeX HTML extensions', '$\\htmlClass{x}{y} \\htmlId{x}{y} \\htmlStyle{color:red}{y} \\htmlData{foo=bar}{y}$'],
+  ['TeX images', '$\\includegraphics[height=9em]{https://example.com/x.png}$ $\\includegraphics{javascript:alert(1)}$'],
+  ['TeX classes, styles, labels and references', '$\\class{x}{y}$ $\\style{color:red}{y}$ $\\label{a}\\ref{a}\\eqref{a}$ $$x \\tag{a}$$'],
+  ['TeX text holding tags', '$\\text{<script>alert(1)</script>}$ $`<img src=x onerror=alert(1)>`$ $\\verb|<svg onload=alert(1)>|$'],
+  ['TeX closing its own markup', '$x</annotation></semantics></math><script>alert(1)</script>$ $$</math><img src=x onerror=alert(1)>$$'],
+  ['a math fence holding tags', '```math\n</math><script>alert(1)</script>\\text{<img src=x onerror=alert(1)>}\n```'],
+  ['TeX macros that expand forever', '$\\def\\a{\\a\\a}\\a$ $\\newcommand{\\b}{\\b\\b}\\b$ $\\gdef\\c{x}$ $\\c$'],
+  ['TeX colours with script', '$\\color{javascript:alert(1)}{x}$ $\\colorbox{url(javascript:alert(1))}{y}$ $\\textcolor{red" onclick="alert(1)}{z}$'],
+  ['TeX sizes past the page', '$\\rule{100000em}{100000em}$ $\\kern{100000em}x$ $\\Huge\\mathrm{X}$'],
+  ['raw math and svg beside TeX', '<math><mi>x</mi><mglyph src=x></mglyph></math> $x$ <svg><circle r="1"></circle></svg>'],
+  ['a forged own fragment', '<meridian-fragment data-meridian-own="x" data-index="0"></meridian-fragment> $x$\n\n```js\nlet a\n```'],
+  ['highlighted code holding tags', '```js\n"</span><script>alert(1)</script>" // <img src=x onerror=alert(1)>\n```'],
+  ['highlighted HTML code', '```html\n<script>alert(1)</script><img src=x onerror=alert(1)>\n```'],
+  ['highlighted code inside raw HTML', '<div>\n\n```js\nlet a = "<img src=x onerror=alert(1)>"\n```\n\n</div>'],
+  ['fence info breaking out of a highlighted language', '```js"><img src=x onerror=alert(1)>\nlet a\n```\n\n```js onclick=alert(1)\nlet b\n```']
 ]
 
 export const hostileInputs: HostileInput[] = raw.map(([name, markdown]) => ({ name, markdown }))
@@ -172,8 +189,46 @@ const ALLOWED_ATTRIBUTES = new Set([
   'readonly', 'rev', 'rowspan', 'rows', 'rules', 'scope', 'selected', 'shape', 'size', 'span', 'summary', 'tabindex',
   'usemap', 'valign', 'value', 'width', 'cite', 'longdesc', 'srcset', 'aria-labelledby'
 ])
-/** Classes our renderer gives: a fence's language, GitHub's footnotes and alerts. */
-const ALLOWED_CLASS = /^(?:language-\S*|footnotes|sr-only|data-footnote-backref|markdown-alert-title|markdown-alert markdown-alert-(?:note|tip|important|warning|caution))$/
+/** Classes our renderer gives: a fence's language, GitHub's footnotes and alerts, highlight.js's token classes. */
+const ALLOWED_CLASS = /^(?:language-\S*|footnotes|sr-only|data-footnote-backref|markdown-alert-title|markdown-alert markdown-alert-(?:note|tip|important|warning|caution)|hljs-[a-z-]+(?: [a-z-]+_*)*)$/
+
+const MATHML = 'http://www.w3.org/1998/Math/MathML'
+/** MathML Core's presentation elements (w3.org/TR/mathml-core), none of which loads or runs anything. */
+const MATHML_ELEMENTS = new Set([
+  'math', 'semantics', 'annotation', 'mrow', 'mi', 'mn', 'mo', 'ms', 'mtext', 'mspace', 'msup', 'msub', 'msubsup',
+  'mfrac', 'msqrt', 'mroot', 'mover', 'munder', 'munderover', 'mtable', 'mtr', 'mtd', 'mstyle', 'mpadded', 'mphantom',
+  'menclose', 'merror', 'mmultiscripts', 'mprescripts', 'none'
+])
+/** Their presentation attributes: no URL, class, style, id or data among them. */
+const MATHML_ATTRIBUTES = new Set([
+  'display', 'xmlns', 'encoding', 'mathvariant', 'mathcolor', 'mathbackground', 'mathsize', 'width', 'height', 'depth',
+  'voffset', 'lspace', 'rspace', 'minsize', 'maxsize', 'linethickness', 'columnspacing', 'rowspacing', 'columnlines',
+  'rowlines', 'columnalign', 'rowalign', 'scriptlevel', 'displaystyle', 'notation', 'fence', 'stretchy', 'separator',
+  'largeop', 'accent', 'accentunder', 'linebreak', 'movablelimits', 'symmetric', 'form'
+])
+
+/**
+ * MathML is the service's own only in the shape it writes (math > semantics > …, annotation of
+ * TeX): raw `<math>` is never kept, so a math element of another shape came from the input.
+ */
+function mathProblems (math: Element): string[] {
+  const problems: string[] = []
+  const semantics = math.childNodes.filter((child): child is Element => 'tagName' in child)
+  const annotation = semantics[0]?.childNodes.filter((child): child is Element => 'tagName' in child).at(-1)
+  if (semantics.length !== 1 || semantics[0]?.tagName !== 'semantics' || annotation?.tagName !== 'annotation') problems.push('<math> not of the shape the service writes')
+  const visit = (node: Element): void => {
+    if (node.namespaceURI !== MATHML || !MATHML_ELEMENTS.has(node.tagName)) problems.push(`unexpected element <${node.tagName}> in math`)
+    for (const { name, value } of node.attrs) {
+      if (!MATHML_ATTRIBUTES.has(name)) problems.push(`unexpected attribute ${name} on <${node.tagName}>`)
+      if (/[:(]/.test(value) && !(name === 'xmlns' && value === MATHML) && !(name === 'encoding' && value === 'application/x-tex') && !/^rgba?\(/.test(value)) {
+        problems.push(`suspicious value ${name}=${value} on <${node.tagName}>`)
+      }
+    }
+    for (const child of node.childNodes) if ('tagName' in child) visit(child)
+  }
+  visit(math)
+  return problems
+}
 /** Every id, name and id reference carries GitHub's prefix, so that none clobbers an id of the embedding page. */
 const ID_ATTRIBUTES = new Set(['id', 'name', 'aria-describedby', 'aria-labelledby'])
 
@@ -208,6 +263,7 @@ function isDangerousUrl (value: string): boolean {
 }
 
 type Node = DefaultTreeAdapterMap['childNode']
+type Element = DefaultTreeAdapterMap['element']
 
 /** A task list item's checkbox: a disabled checkbox, ticked or not, nothing else. */
 function isTaskCheckbox (attrs: Array<{ name: string, value: string }>): boolean {
@@ -223,6 +279,10 @@ function isTaskCheckbox (attrs: Array<{ name: string, value: string }>): boolean
 export function unsafeParts (html: string): string[] {
   const problems: string[] = []
   const visit = (node: Node): void => {
+    if ('tagName' in node && node.tagName === 'math' && node.namespaceURI === MATHML) {
+      problems.push(...mathProblems(node))
+      return
+    }
     if ('tagName' in node) {
       const { tagName } = node
       if (SCRIPT_CAPABLE_ELEMENTS.has(tagName)) problems.push(`script-capable element <${tagName}>`)
