@@ -8,7 +8,7 @@ t.test('defaults are the contract\'s (CONTRACT C Configuration)', async (t) => {
   t.match(env, {
     PORT: 3000, HOST: '127.0.0.1', DATABASE_URL: 'sqlite:data/meridian.db', ACCESS_TOKEN_TTL: 3600,
     REFRESH_TOKEN_TTL: 2592000, ONLINE_WINDOW: 300, BODY_LIMIT: 1048576, LOG_LEVEL: 'info', NODE_ENV: 'development',
-    MARKDOWN_RAW_HTML: 'github'
+    MARKDOWN_RAW_HTML: 'github', MARKDOWN_HIGHLIGHT: 'on', MARKDOWN_MATH: 'on'
   })
   t.equal(env.JWT_SECRET, undefined)
   t.equal(env.TRUST_PROXY, undefined)
@@ -28,6 +28,8 @@ t.test('invalid configuration fails with one line naming the variable', async (t
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ MARKDOWN_RAW_HTML: 'strip' }, 'MARKDOWN_RAW_HTML'],
+    [{ MARKDOWN_HIGHLIGHT: 'yes' }, 'MARKDOWN_HIGHLIGHT'],
+    [{ MARKDOWN_MATH: 'true' }, 'MARKDOWN_MATH'],
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
     [{ NODE_ENV: 'production' }, 'JWT_SECRET'],
     [{ JWT_SECRET: 'x'.repeat(32), JWT_PREVIOUS_SECRETS: 'short' }, 'JWT_PREVIOUS_SECRETS'],

@@ -21,6 +21,9 @@ export const MAX_HIGHLIGHTED_BLOCK = 65_536
 export const HIGHLIGHT_BUDGET_MS = 1000
 
 const PLAIN_TEXT = hljs.getLanguage('plaintext')
+/** Names GitHub reads otherwise than highlight.js: `shell` is Bash there (Linguist), a shell session here. */
+const AS_GITHUB_READS: Readonly<Record<string, string>> = { shell: 'bash', 'shell-script': 'bash' }
+const asGithubReads = (language: string): string => AS_GITHUB_READS[language.toLowerCase()] ?? language
 
 /** Milliseconds a document's highlighting has used, kept in its render's env. */
 interface HighlightEnv { highlightMs?: number }
@@ -40,7 +43,7 @@ function holdsLongWordRun (code: string): boolean {
 
 /** Whether highlight.js knows the language, by name or alias, as one to highlight. */
 export function isHighlighted (language: string): boolean {
-  const found = language === '' ? undefined : hljs.getLanguage(language)
+  const found = language === '' ? undefined : hljs.getLanguage(asGithubReads(language))
   return found !== undefined && found !== PLAIN_TEXT
 }
 
@@ -51,7 +54,7 @@ export function highlightCode (code: string, language: string, env: object): str
   if ((spent.highlightMs ?? 0) >= HIGHLIGHT_BUDGET_MS) return undefined
   const started = performance.now()
   try {
-    return hljs.highlight(code, { language, ignoreIllegals: true }).value
+    return hljs.highlight(code, { language: asGithubReads(language), ignoreIllegals: true }).value
   } finally {
     spent.highlightMs = (spent.highlightMs ?? 0) + performance.now() - started
   }

@@ -50,6 +50,20 @@ t.test('MARKDOWN_RAW_HTML reaches the event loop and the threads alike', async (
   }
 })
 
+t.test('MARKDOWN_HIGHLIGHT and MARKDOWN_MATH reach the event loop and the threads alike', async (t) => {
+  const source = 'A $x^2$.\n\n```js\nlet a = 1\n```\n\n'
+  for (const [highlight, math] of [['on', 'on'], ['off', 'on'], ['on', 'off'], ['off', 'off']] as const) {
+    const app = await buildRenderer(t, {}, { MARKDOWN_HIGHLIGHT: highlight, MARKDOWN_MATH: math })
+    for (const document of [source, source + LARGE_DOCUMENT]) {
+      const html = (await post(app, document)).json<{ data: string }>().data
+      const where = rendersQuickly(document) ? 'on the event loop' : 'in a thread'
+      t.equal(html.includes('<span class="hljs-keyword">let</span>'), highlight === 'on', `MARKDOWN_HIGHLIGHT=${highlight}, ${where}`)
+      t.equal(html.includes('<msup>'), math === 'on', `MARKDOWN_MATH=${math}, ${where}`)
+      t.equal(html, renderSafeMarkdown(document, { rawHtml: 'github', highlight: highlight === 'on', math: math === 'on' }), 'as lib/markdown.ts renders it')
+    }
+  }
+})
+
 t.test('a thread answers the JSON that serializing its HTML on the event loop gives, byte for byte', async (t) => {
   const app = await buildRenderer(t)
   // Non-ASCII, a surrogate pair, quotes, backslashes and control characters, all to be escaped or encoded.
