@@ -27,7 +27,12 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
         'sub summary sup table tbody td tfoot th thead tr tt ul var` with GitHub\'s attributes (`align alt width ' +
         'height title open colspan rowspan`..., `a href`, `img src`, `source srcset`, `cite`); other elements removed, ' +
         'their text kept; `style`, `class`, `on...`, `data-*`, `target`, `rel` dropped; `id` and `name` prefixed ' +
-        '`user-content-`. Where the operator set MARKDOWN_RAW_HTML=escape, all raw HTML is text. Never emitted: links, ' +
+        '`user-content-`. Where the operator set MARKDOWN_RAW_HTML=escape, all raw HTML is text. Fenced code with a ' +
+        'language highlight.js knows is highlighted (spans with highlight.js\'s `hljs-` classes; the text exactly the ' +
+        'source; no language, an unknown one or `text` plain). Math in GitHub\'s syntax (`$…$`, `` $`…`$ ``, `$$…$$`, ' +
+        '```` ```math ````) is MathML, shown by browsers without a script; prose dollars stay text; a formula that does ' +
+        'not parse stays its source; TeX adds no link, class, style, id or image. Operators may turn either off ' +
+        '(MARKDOWN_HIGHLIGHT, MARKDOWN_MATH). Never emitted: links, ' +
         'images and HTML URL attributes whose scheme is `javascript:`, `vbscript:`, `file:` or `data:` (other than ' +
         '`data:image/gif|png|jpeg|webp`), however they are written. Nothing of the input is lost, however ' +
         'deep it nests. Rendering time grows linearly with the input. JSON body only (415 otherwise), at most BODY_LIMIT bytes (413). 503 with Retry-After ' +
