@@ -15,7 +15,7 @@ import pg from 'pg'
 import BetterSqlite3 from '../lib/store/better-sqlite3.js'
 import { fairShareScenario } from '../test/fair-share-load.js'
 import { httpRequest } from '../test/http-request.js'
-import { pathologicalCases, README, README_WITH_HTML } from '../test/markdown-corpus.js'
+import { pathologicalCases, README, README_WITH_HTML, README_WITH_MATH } from '../test/markdown-corpus.js'
 import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown, type RawHtml } from '../lib/markdown.js'
 import { FLOORS } from './floors.js'
 import { sunQueries } from './sun-queries.js'
@@ -204,7 +204,10 @@ async function auth (): Promise<void> {
 }
 
 async function markdown (): Promise<void> {
-  await withServers([startService('quiet', sqliteUrl()), startService('image', sqliteUrl()), startServer('bare-markdown'), startServer('bare-markdown-html')], async ([service, image, bare, bareHtml]) => {
+  await withServers([
+    startService('quiet', sqliteUrl()), startService('image', sqliteUrl()), startServer('bare-markdown'), startServer('bare-markdown-html'),
+    startServer('bare-markdown-highlight-math')
+  ], async ([service, image, bare, bareHtml, bareHighlightMath]) => {
     const url = service?.url ?? ''
     log(`markdown: the service quiet and as the image runs it, node:http + markdown-it on the ${(Buffer.byteLength(README) / KiB).toFixed(1)} KiB README`)
     const requests: BenchRequest[] = [{ method: 'POST', path: '/api/markdown/parse', headers: JSON_HEADERS, body: JSON.stringify({ markdown: README }) }]
@@ -212,6 +215,18 @@ async function markdown (): Promise<void> {
     const of = (name: string): number => rates[name] ?? NaN
     table.guard('markdown README: quiet ÷ node:http + markdown-it', of('quiet') / of('bare'), FLOORS.markdownVsBare, ratio)
     table.note('markdown README: image ÷ node:http + markdown-it', ratio(of('image') / of('bare')))
+
+    log('markdown: the README (its fences highlighted) and the README with formulas, the service quiet and node:http + markdown-it + highlight.js + KaTeX')
+    const mathRequests: BenchRequest[] = [{ method: 'POST', path: '/api/markdown/parse', headers: JSON_HEADERS, body: JSON.stringify({ markdown: README_WITH_MATH }) }]
+    const highlightRates = await medianRates([
+      { name: 'quiet', url, requests },
+      { name: 'bare', url: bareHighlightMath?.url ?? '', requests },
+      { name: 'quiet, math', url, requests: mathRequests },
+      { name: 'bare, math', url: bareHighlightMath?.url ?? '', requests: mathRequests }
+    ])
+    table.guard('markdown README: quiet ÷ node:http + markdown-it + highlight.js', (highlightRates.quiet ?? NaN) / (highlightRates.bare ?? NaN), FLOORS.markdownHighlightedVsBare, ratio)
+    table.guard('markdown README with formulas: quiet ÷ node:http + markdown-it + highlight.js + KaTeX',
+      (highlightRates['quiet, math'] ?? NaN) / (highlightRates['bare, math'] ?? NaN), FLOORS.markdownMathVsBare, ratio)
 
     log('markdown: the README with raw HTML, the service quiet and node:http + markdown-it + the same sanitizer')
     const htmlRequests: BenchRequest[] = [{ method: 'POST', path: '/api/markdown/parse', headers: JSON_HEADERS, body: JSON.stringify({ markdown: README_WITH_HTML }) }]

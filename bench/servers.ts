@@ -10,6 +10,7 @@
  *   fixed-logged                 the same with Fastify's default logger at info, on standard output
  *   bare-sun                     node:http calling astronomy-engine's searches for each event
  *   bare-markdown                node:http calling markdown-it with the service's options
+ *   bare-markdown-highlight-math the same with highlight.js on fences and KaTeX's MathML for $…$, $$…$$ and math fences
  *   bare-markdown-html           the same with raw HTML on, its output through the service's sanitizer:
  *                                parse5, hast-util-sanitize with the same schema, hast-util-to-html
  */
@@ -151,6 +152,38 @@ async function bareMarkdownHtml (): Promise<number> {
   return await bare((_request, body) => ({ data: sanitized(md.render((JSON.parse(body) as { markdown: string }).markdown)) }))
 }
 
+/**
+ * markdown-it as bareMarkdown, with highlight.js on fences through markdown-it's own `highlight` option and
+ * KaTeX's MathML for `$…$`, `$$…$$` and math fences: the least a server needs to give the same answers in kind.
+ */
+async function bareMarkdownHighlightMath (): Promise<number> {
+  const { default: MarkdownIt } = await import('markdown-it')
+  const { default: hljs } = await import('highlight.js/lib/common')
+  const { default: katex } = await import('katex')
+  const tex = (source: string, displayMode: boolean): string => katex.renderToString(source, { output: 'mathml', displayMode, throwOnError: false })
+  const md = new MarkdownIt('commonmark', {
+    html: false,
+    linkify: false,
+    typographer: false,
+    highlight: (code, language) => hljs.getLanguage(language) === undefined ? '' : hljs.highlight(code, { language, ignoreIllegals: true }).value
+  }).enable(['table', 'strikethrough'])
+  md.inline.ruler.before('escape', 'math', (state, silent) => {
+    if (state.src.charCodeAt(state.pos) !== 0x24) return false
+    const display = state.src.startsWith('$$', state.pos)
+    const open = display ? 2 : 1
+    const close = state.src.indexOf(display ? '$$' : '$', state.pos + open)
+    if (close === -1 || close === state.pos + open) return false
+    if (!silent) state.push('math', '', 0).meta = { source: state.src.slice(state.pos + open, close), display }
+    state.pos = close + open
+    return true
+  })
+  md.renderer.rules.math = (tokens, index) => tex((tokens[index]!.meta as { source: string }).source, (tokens[index]!.meta as { display: boolean }).display)
+  const fence = md.renderer.rules.fence!
+  md.renderer.rules.fence = (tokens, index, options, env, self) =>
+    tokens[index]!.info.trim() === 'math' ? tex(tokens[index]!.content, true) : fence(tokens, index, options, env, self)
+  return await bare((_request, body) => ({ data: md.render((JSON.parse(body) as { markdown: string }).markdown) }))
+}
+
 const [kind, ...args] = process.argv.slice(2)
 const starts: Record<string, () => Promise<number>> = {
   app: async () => await app(args[0] ?? '', Number(args[1] ?? 0)),
@@ -158,7 +191,8 @@ const starts: Record<string, () => Promise<number>> = {
   'fixed-logged': async () => await fixed(true),
   'bare-sun': async () => await bare(bareSun),
   'bare-markdown': bareMarkdown,
-  'bare-markdown-html': bareMarkdownHtml
+  'bare-markdown-html': bareMarkdownHtml,
+  'bare-markdown-highlight-math': bareMarkdownHighlightMath
 }
 const start = starts[kind ?? '']
 if (start !== undefined && process.argv[1] === fileURLToPath(import.meta.url)) {

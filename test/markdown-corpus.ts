@@ -661,3 +661,23 @@ Set \`LOG_LEVEL\` to <code>debug</code> for more.
 
 </details>
 `
+
+/** The README with a section of formulas, as a technical README has them: inline, displayed and a math fence. */
+export const README_WITH_MATH = README + `
+## The sun's position
+
+The hour angle of sunrise is $\\omega_0 = \\arccos(-\\tan\\varphi \\tan\\delta)$, where $\\varphi$ is the latitude
+and $\\delta$ the Sun's declination. With the refraction and the Sun's radius the altitude is $h_0 = -0.833^\\circ$:
+
+$$\\cos\\omega_0 = \\frac{\\sin h_0 - \\sin\\varphi \\sin\\delta}{\\cos\\varphi \\cos\\delta}$$
+
+When $|\\cos\\omega_0| > 1$ the Sun never crosses $h_0$ that day: a polar day or night. Twilights use
+$h = -6^\\circ$, $-12^\\circ$ and $-18^\\circ$. The equation of time, in minutes, is close to
+
+\`\`\`math
+E \\approx 9.87 \\sin 2B - 7.53 \\cos B - 1.5 \\sin B, \\qquad B = \\frac{360^\\circ}{365}(N - 81)
+\`\`\`
+
+and the transit is at $12 - \\lambda/15 - E/60$ hours UTC, for longitude $\\lambda$ in degrees. Prices are still
+text: the service costs $0 to run and $5 to host.
+`
