@@ -3,7 +3,7 @@ import t from 'tap'
 import MarkdownIt from 'markdown-it'
 import { parseFragment, type DefaultTreeAdapterMap } from 'parse5'
 import { build } from '../../../helper.js'
-import { normalizeHtml, withoutHeadingIds } from '../../../commonmark-normalize.js'
+import { normalizeHtml, withoutServiceAdditions } from '../../../commonmark-normalize.js'
 import { commonMarkExamplesChangedByGfm } from './gfm-spec-examples.js'
 import { fromParse5 } from 'hast-util-from-parse5'
 import { defaultSchema, sanitize, type Schema } from 'hast-util-sanitize'
@@ -94,7 +94,7 @@ t.test('every CommonMark spec example through POST /api/markdown/parse, MARKDOWN
     if (!involvesRawHtml(markdown)) {
       plain.total++
       const expected = normalizeHtml(commonMarkExamplesChangedByGfm.get(example.number) ?? withTabs(example.html))
-      const actual = normalizeHtml(withoutHeadingIds(html))
+      const actual = normalizeHtml(withoutServiceAdditions(html))
       if (actual === expected) plain.passed++
       else {
         plain.failed.push(example.number)
@@ -106,9 +106,9 @@ t.test('every CommonMark spec example through POST /api/markdown/parse, MARKDOWN
     }
     raw.total++
     // Raw HTML is text: the example renders as markdown-it renders it with HTML off…
-    const sameAsHtmlOff = normalizeHtml(withoutHeadingIds(html)) === normalizeHtml(withoutRawHtml.render(markdown))
+    const sameAsHtmlOff = normalizeHtml(withoutServiceAdditions(html)) === normalizeHtml(withoutRawHtml.render(markdown))
     // …no element comes from the input, and every tag of the input is there to read.
-    const { elements, text } = contents(html)
+    const { elements, text } = contents(withoutServiceAdditions(html))
     const foreign = [...elements].filter((name) => !MARKDOWN_ELEMENTS.has(name))
     const hidden = [...markdown.matchAll(RAW_HTML_OPENING)].map(([opening]) => opening)
       .filter((opening) => !text.includes(opening))
@@ -157,7 +157,7 @@ t.test("every CommonMark raw-HTML example, by default: the spec's answer as GitH
     if (!involvesRawHtml(markdown)) continue
     total++
     const response = await app.inject({ method: 'POST', url: '/api/markdown/parse', payload: { markdown } })
-    const actual = normalizeHtml(withoutHeadingIds(response.json<{ data: string }>().data))
+    const actual = normalizeHtml(withoutServiceAdditions(response.json<{ data: string }>().data))
     const expected = normalizeHtml(asGithubLeavesIt(withTabs(example.html)))
     if (actual === expected) continue
     failed.push(example.number)
