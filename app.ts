@@ -4,10 +4,10 @@ import formbody from '@fastify/formbody'
 import underPressure from '@fastify/under-pressure'
 import pino from 'pino'
 import { type Config, trustProxyOption } from './config.js'
-import { AccessLog } from './lib/access-log.js'
+import { AccessLog } from './plugins/access-log.js'
 import { packageInfo } from './lib/package-info.js'
-import type { Tracing } from './lib/tracing.js'
-import { redactUrl } from './lib/redact.js'
+import type { Tracing } from './plugins/tracing.js'
+import { redactUrl } from './lib/auth/redact.js'
 import activity from './plugins/activity.js'
 import directory from './plugins/directory.js'
 import nosniff from './plugins/nosniff.js'
@@ -48,7 +48,7 @@ export interface BuildOptions {
    * a test process compiling TypeScript beside other test processes stalls for seconds.
    */
   maxEventLoopDelayMs?: number
-  /** lib/tracing.ts's plugin and log controller when tracing is on: registered first, it sees every route. */
+  /** plugins/tracing.ts's plugin and log controller when tracing is on: registered first, it sees every route. */
   tracing?: Pick<Tracing, 'plugin' | 'logController'>
 }
 

@@ -44,7 +44,7 @@ export const ConfigSchema = Type.Object({
   LOGIN_FAILURE_WINDOW: Type.Integer({ minimum: 1, maximum: 86400, default: 900 }),
   /** Seconds a client has to send a whole request, headers and body; past it, 408 and the connection closed. */
   REQUEST_TIMEOUT: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
-  /** Raw HTML in Markdown: `github`, through GitHub's allowlist; `escape`, every tag shown as text (lib/markdown.ts). */
+  /** Raw HTML in Markdown: `github`, through GitHub's allowlist; `escape`, every tag shown as text (lib/markdown/render.ts). */
   MARKDOWN_RAW_HTML: Type.Union([Type.Literal('github'), Type.Literal('escape')], { default: 'github' }),
   /** Fenced code with a known language highlighted on the server (lib/markdown/code-highlight.ts). */
   MARKDOWN_HIGHLIGHT: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
@@ -62,7 +62,7 @@ export const ConfigSchema = Type.Object({
   /**
    * Where traces go, OTLP over HTTP: a collector's base URL (http://collector:4318, to which the
    * exporter adds /v1/traces), or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, the traces URL itself, which
-   * wins. The other standard OTEL_* variables are read by OpenTelemetry itself (lib/tracing.ts).
+   * wins. The other standard OTEL_* variables are read by OpenTelemetry itself (plugins/tracing.ts).
    */
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),

@@ -1,5 +1,5 @@
 import { startService } from '../bench/service.js'
-import { README } from '../test/markdown-corpus.js'
+import { README } from '../test/support/markdown-corpus.js'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import { startService } from '../bench/service.js'
-import { README } from '../test/markdown-corpus.js'
+import { README } from '../test/support/markdown-corpus.js'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -1,4 +1,4 @@
-import { renderSafeMarkdown } from '../lib/markdown.js'
+import { renderSafeMarkdown } from '../lib/markdown/render.js'
 const MiB = 1 << 20
 const time = (name: string, src: string) => { const s = performance.now(); const out = renderSafeMarkdown(src.slice(0, MiB)); console.log(name.padEnd(40), (performance.now() - s).toFixed(0).padStart(6), 'ms', out.length) }
 const js = '```js\n' + 'function add (a, b) { return a + b } // sum\nconst x = [1, 2, 3].map((n) => n * 2)\n'.repeat(15000) + '```\n'

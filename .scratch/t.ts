@@ -1,2 +1,2 @@
-import { renderSafeMarkdown } from '../lib/markdown.js'
+import { renderSafeMarkdown } from '../lib/markdown/render.js'
 console.log(JSON.stringify(renderSafeMarkdown('```js\ncode()\n```')))

@@ -1,4 +1,4 @@
-import { renderSafeMarkdown } from '../lib/markdown.js'
+import { renderSafeMarkdown } from '../lib/markdown/render.js'
 const cases = [
   '```js\nconst a = 1 // x\n```',
   '```text\nplain <b>\n```',

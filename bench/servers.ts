@@ -62,8 +62,8 @@ async function app (databaseUrl: string, users: number): Promise<number> {
   const built = async <T>(path: string): Promise<T> => await import(new URL(`../dist/${path}`, import.meta.url).href) as T
   const { buildApp } = await built<typeof import('../app.js')>('app.js')
   const { loadConfig } = await built<typeof import('../config.js')>('config.js')
-  const { seedUsers } = await built<typeof import('../lib/seed-users.js')>('lib/seed-users.js')
-  const { hashPassword } = await built<typeof import('../lib/passwords.js')>('lib/passwords.js')
+  const { seedUsers } = await built<typeof import('../lib/users/seed-users.js')>('lib/seed-users.js')
+  const { hashPassword } = await built<typeof import('../lib/auth/passwords.js')>('lib/passwords.js')
   const service = await buildApp(
     loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, JWT_SECRET, BODY_LIMIT, RATE_LIMIT_EXEMPT: '127.0.0.1' }),
     { loginThrottle: { maxFailuresPerUsername: 1e9, maxFailuresPerAddress: 1e9 } }
@@ -135,7 +135,7 @@ function bareSun (request: IncomingMessage): unknown {
 
 async function bareMarkdown (): Promise<number> {
   const { default: MarkdownIt } = await import('markdown-it')
-  // The service's options before issue #37 (lib/markdown.ts then): CommonMark, tables and strikethrough, no raw HTML.
+  // The service's options before issue #37 (lib/markdown/render.ts then): CommonMark, tables and strikethrough, no raw HTML.
   const md = new MarkdownIt('commonmark', { html: false, linkify: false, typographer: false }).enable(['table', 'strikethrough'])
   return await bare((_request, body) => ({ data: md.render((JSON.parse(body) as { markdown: string }).markdown) }))
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { UserDirectory } from '../lib/user-directory.js'
+import { UserDirectory } from '../lib/users/directory.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -9,7 +9,7 @@ declare module 'fastify' {
 }
 
 /**
- * The users as requests read them, cached while the store's counters hold (lib/user-directory.ts).
+ * The users as requests read them, cached while the store's counters hold (lib/users/directory.ts).
  * On PostgreSQL the counters are told by the database as they change (lib/store/counters-feed.ts),
  * one listening connection per replica; while it is down, each request reads them itself.
  */

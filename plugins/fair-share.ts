@@ -5,9 +5,9 @@ import { LRUCache } from 'lru-cache'
 import { errorBody } from './errors.js'
 import { MAX_EVENT_LOOP_RENDER_LENGTH, possibleTableCells, rendersQuickly } from './markdown-renderer.js'
 import { connectRedis } from './redis-connection.js'
-import { clientKeyOf, QuotaCounter, type QuotaPolicy, type Standing } from '../lib/fair-share.js'
-import { SharedCounts } from '../lib/shared-counts.js'
-import { StoreOutageLog } from '../lib/store-outage-log.js'
+import { clientKeyOf, QuotaCounter, type QuotaPolicy, type Standing } from '../lib/fair-share/quotas.js'
+import { SharedCounts } from '../lib/fair-share/shared-counts.js'
+import { StoreOutageLog } from '../lib/store/outage-log.js'
 
 /**
  * How a route is charged: `request`, one unit of the client's request quota; `document` (the
@@ -123,7 +123,7 @@ function refusalWarnings (log: FastifyBaseLogger, intervalMs: number): (client: 
  * before the body is read: past its share a client gets 429 with Retry-After and the IETF draft's
  * RateLimit and RateLimit-Policy headers, which the Markdown route always sends and the others once
  * a client has used half its quota. With Redis the counts are synced in batches
- * (lib/shared-counts.ts), never waited for.
+ * (lib/fair-share/shared-counts.ts), never waited for.
  */
 export default fp(async function fairShare (fastify: FastifyInstance, options: FairShareOptions) {
   const shared = options.redisUrl !== undefined

@@ -3,10 +3,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import fp from 'fastify-plugin'
 import { HttpError } from './errors.js'
 import { connectRedis } from './redis-connection.js'
-import { StoreOutageLog } from '../lib/store-outage-log.js'
+import { StoreOutageLog } from '../lib/store/outage-log.js'
 import {
   type AttemptCount, type AttemptId, type FailureCounter, isStoreRefusal, MemoryFailureCounter, newAttemptId, RedisFailureCounter
-} from '../lib/failure-counter.js'
+} from '../lib/auth/failure-counter.js'
 
 export interface LoginThrottleOptions {
   redisUrl?: string

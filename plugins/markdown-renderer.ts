@@ -5,8 +5,8 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'
 import { HttpError } from './errors.js'
-import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown, type MarkdownFeatures } from '../lib/markdown.js'
-import type { RenderTask } from './markdown-render-task.js'
+import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown, type MarkdownFeatures } from '../lib/markdown/render.js'
+import type { RenderTask } from '../lib/markdown/render-task.js'
 import type { MarkdownHtml } from '../schemas/markdown.js'
 
 declare module 'fastify' {
@@ -17,12 +17,12 @@ declare module 'fastify' {
 
 /**
  * The route's 200 answer: `{ data }`, for Fastify to serialize, or, from a thread, the same JSON
- * already encoded (markdown-render-task.ts says why).
+ * already encoded (lib/markdown/render-task.ts says why).
  */
 export type RenderedMarkdown = MarkdownHtml | Uint8Array
 
 export interface MarkdownRenderer {
-  /** lib/markdown.ts's HTML, as the route answers it: small documents at once, others in a thread; 503 while too much is waiting. */
+  /** lib/markdown/render.ts's HTML, as the route answers it: small documents at once, others in a thread; 503 while too much is waiting. */
   render: (source: string) => Promise<RenderedMarkdown>
   /** What is waiting or rendering now, for the metrics. */
   load: () => { pendingCharacters: number, queuedRenders: number }
@@ -132,8 +132,8 @@ export interface MarkdownRendererOptions {
   threadHeapMb?: number
 }
 
-// The worker is a sibling of this file: .ts when run through tsx, .js once compiled.
-const workerFile = new URL(`./markdown-render-task${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
+// The worker module, in lib/markdown/: .ts when run through tsx, .js once compiled.
+const workerFile = new URL(`../lib/markdown/render-task${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
 /**
  * Renders large Markdown in worker threads, so that a 1 MiB input (up to about 2 s and a few

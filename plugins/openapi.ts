@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import { COMPRESSED } from './compression.js'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import { type OpenApiDocument, withOperationExamples } from '../lib/openapi-examples.js'
+import { type OpenApiDocument, withOperationExamples } from './openapi-examples.js'
 import { namedSchemas } from '../schemas/index.js'
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { OpenSessions } from '../lib/open-sessions.js'
-import { SessionPruner } from '../lib/session-pruner.js'
+import { OpenSessions } from '../lib/auth/open-sessions.js'
+import { SessionPruner } from '../lib/auth/session-pruner.js'
 import type { OpenSession, SessionEndCause, SessionId, SessionRecord } from '../lib/store/session-store.js'
 
 declare module 'fastify' {
@@ -37,7 +37,7 @@ export interface Sessions {
 /**
  * Sessions: one per login, ended by logout, expiry, a password change, a removal or the operator
  * (lib/store/session-store.ts). Open sessions are cached while the counters' sessions version
- * holds (lib/open-sessions.ts); ended and expired ones are pruned every minute, first at the start.
+ * holds (lib/auth/open-sessions.ts); ended and expired ones are pruned every minute, first at the start.
  */
 export default fp(async function sessions (fastify: FastifyInstance, options: SessionsOptions) {
   const store = fastify.store.sessions

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { HttpError } from './errors.js'
 import type { UserRecord } from '../lib/store/user-store.js'
-import { InvalidTokenError, TokenService, type TokenServiceOptions, type TokenSession, type TokenUse } from '../lib/tokens.js'
+import { InvalidTokenError, TokenService, type TokenServiceOptions, type TokenSession, type TokenUse } from '../lib/auth/tokens.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

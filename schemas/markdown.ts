@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { MAX_MARKDOWN_LENGTH } from '../lib/markdown.js'
+import { MAX_MARKDOWN_LENGTH } from '../lib/markdown/render.js'
 
 export const MarkdownRequest = Type.Object({
   markdown: Type.String({

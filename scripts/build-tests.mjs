@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Compiles the tests and the sources they import to JavaScript in .test-build/, mirroring the
-// checkout (.test-build/test/helper.js imports .test-build/app.js), so that each test process
+// checkout (.test-build/test/support/helper.js imports .test-build/app.js), so that each test process
 // starts without a TypeScript loader: on Node 20 tsx's module hooks cost every test file about
 // 0.45 s of CPU before its first test, more when it loads the app (docs/performance.md, "The
 // test suite"). esbuild is the transpiler tsx itself runs, so the code is what tsx would run;

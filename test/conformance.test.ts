@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { buildApp } from '../app.js'
-import { checkResponsesAgainstDocument } from './conformance.js'
-import { testConfig } from './helper.js'
+import { checkResponsesAgainstDocument } from './support/conformance.js'
+import { testConfig } from './support/helper.js'
 
 const SUN = '/api/date/suninfo?timestamp=1700000000&latitude=51.4779&longitude=-0.0015'
 

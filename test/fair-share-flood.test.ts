@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { freePort, httpRequest, Replica } from './cluster/harness.js'
-import { fairShareScenario, percentile } from './fair-share-load.js'
-import { TEST_JWT_SECRET } from './helper.js'
-import { runMeridian } from './meridian.js'
+import { fairShareScenario, percentile } from './support/fair-share-load.js'
+import { TEST_JWT_SECRET } from './support/helper.js'
+import { runMeridian } from './support/meridian.js'
 
 /** The polite clients' p99 during the flood may be this many times their own baseline's… */
 const P99_GROWTH_BOUND = 3

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import t from 'tap'
-import { inRepository } from './repository.js'
-import { switchSkip } from './requirements.js'
+import { inRepository } from './support/repository.js'
+import { switchSkip } from './support/requirements.js'
 
 const script = inRepository('scripts', 'image-smoke.sh')
 const skip = switchSkip('MERIDIAN_IMAGE_TEST', 'the container image check (a clean production install, about two minutes)')

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream'
 import t from 'tap'
-import { addUser, build, buildUnready } from './helper.js'
-import { sessionIdOf } from './forge.js'
+import { addUser, build, buildUnready } from './support/helper.js'
+import { sessionIdOf } from './support/forge.js'
 
 t.test('no token or password reaches the logs at any level', async (t) => {
   const stream = new PassThrough()

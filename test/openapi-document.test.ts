@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { build } from './helper.js'
-import { inRepository, repositoryRoot } from './repository.js'
+import { build } from './support/helper.js'
+import { inRepository, repositoryRoot } from './support/repository.js'
 
 const committedFile = inRepository('openapi.json')
 const redocly = inRepository('node_modules', '.bin', 'redocly')

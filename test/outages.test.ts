@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { addUser, build, login } from './helper.js'
-import { postgresDatabase, postgresSkip } from './postgres.js'
-import { redisSkip, redisUrl } from './requirements.js'
-import { TcpProxy, type ProxyState } from './tcp-proxy.js'
+import { addUser, build, login } from './support/helper.js'
+import { postgresDatabase, postgresSkip } from './support/postgres.js'
+import { redisSkip, redisUrl } from './support/requirements.js'
+import { TcpProxy, type ProxyState } from './support/tcp-proxy.js'
 import { SILENCE_MS } from '../lib/store/counters-feed.js'
 
 /**

@@ -27,7 +27,7 @@ type Parse5Parent = DefaultTreeAdapterMap['parentNode']
  */
 export const MAX_HTML_DEPTH = 32
 
-/** The service's URL policy, given by lib/markdown.ts: false for a URL that must not be emitted. */
+/** The service's URL policy, given by lib/markdown/render.ts: false for a URL that must not be emitted. */
 export type UrlPolicy = (url: string) => boolean
 
 const MARK_PROPERTY = 'dataMeridianOwn'
@@ -225,7 +225,7 @@ function linkToRawAnchors (fragmentLinks: Element[], rawIds: Set<string>): void 
   }
 }
 
-/** `html`, rendered by lib/markdown.ts with own markup marked `mark` and its own `fragments`, as github.com shows it. */
+/** `html`, rendered by lib/markdown/render.ts with own markup marked `mark` and its own `fragments`, as github.com shows it. */
 export function githubHtml (html: string, mark: string, isSafeUrl: UrlPolicy, fragments: readonly string[] = []): string {
   const fragment = parseFragment(html)
   prepare(fragment, mark)

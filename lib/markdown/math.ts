@@ -7,7 +7,7 @@ import { ownFragment } from './raw-html.js'
 /**
  * Math as GitHub writes it, rendered to MathML that browsers show without a script: `$…$` and
  * `` $`…`$ `` inline, `$$…$$` displayed (inline or on lines of its own), and ```` ```math ````
- * fences (lib/markdown.ts renders those). KaTeX parses the TeX (`trust: false`: no `\href`,
+ * fences (lib/markdown/render.ts renders those). KaTeX parses the TeX (`trust: false`: no `\href`,
  * `\url`, `\htmlClass`, `\includegraphics`…; macros local to their formula and their expansion
  * bounded), and mathml.ts keeps only MathML's own elements and attributes of what it writes.
  *

@@ -150,7 +150,7 @@ const userCountersOnPostgres: Migration = {
 // cached only while that version holds, as it keeps users while the credentials version holds.
 // A password change or a removal ends the user's open sessions by trigger, whoever makes it (an
 // expired one is left to be pruned as expired, so each is counted by its real cause). Rows of
-// ended and expired sessions are pruned (lib/session-pruner.ts); a pruned row moves no version,
+// ended and expired sessions are pruned (lib/auth/session-pruner.ts); a pruned row moves no version,
 // as its session was already refused.
 const createSessions = async (db: Kysely<any>): Promise<void> => {
   await db.schema.createTable('sessions')

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { chromium, type Page } from 'playwright-core'
-import { addUser, build, login } from '../helper.js'
-import { CHROMIUM, chromiumSkip } from '../requirements.js'
+import { addUser, build, login } from '../support/helper.js'
+import { CHROMIUM, chromiumSkip } from '../support/requirements.js'
 
 const skip = chromiumSkip()
 

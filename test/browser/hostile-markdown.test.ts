@@ -1,8 +1,8 @@
 import t from 'tap'
 import { chromium, errors, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { build } from '../helper.js'
-import { hostileInputs } from '../lib/markdown-hostile.js'
-import { CHROMIUM, chromiumSkip } from '../requirements.js'
+import { build } from '../support/helper.js'
+import { hostileInputs } from '../lib/markdown/hostile.js'
+import { CHROMIUM, chromiumSkip } from '../support/requirements.js'
 
 const ORIGIN = 'http://meridian.test'
 

@@ -3,9 +3,9 @@ import { join } from 'node:path'
 import t from 'tap'
 import BetterSqlite3 from '../../lib/store/better-sqlite3.js'
 import { UserStore, type NewUser } from '../../lib/store/user-store.js'
-import { addUser, build, login, TEST_JWT_SECRET } from '../helper.js'
-import { type CliResult, runMeridian } from '../meridian.js'
-import { createPostgresDatabase, postgresSkip } from '../postgres.js'
+import { addUser, build, login, TEST_JWT_SECRET } from '../support/helper.js'
+import { type CliResult, runMeridian } from '../support/meridian.js'
+import { createPostgresDatabase, postgresSkip } from '../support/postgres.js'
 
 const newUser = (username: string): NewUser => ({ username, passwordHash: 'x', name: username, birthdate: '1990-01-01', gender: 'female', shortDesc: '' })
 

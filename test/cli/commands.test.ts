@@ -3,11 +3,11 @@ import { existsSync, readdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { addUser, build, login, testConfig, TEST_JWT_SECRET } from '../helper.js'
-import { sessionIdOf } from '../forge.js'
-import { postgresDatabase, postgresSkip } from '../postgres.js'
-import { type CliResult, runMeridian } from '../meridian.js'
-import { cliPath } from '../repository.js'
+import { addUser, build, login, testConfig, TEST_JWT_SECRET } from '../support/helper.js'
+import { sessionIdOf } from '../support/forge.js'
+import { postgresDatabase, postgresSkip } from '../support/postgres.js'
+import { type CliResult, runMeridian } from '../support/meridian.js'
+import { cliPath } from '../support/repository.js'
 
 /** The built CLI with `env` and the PATH, killed after a minute. */
 async function meridian (args: string[], env: Record<string, string>, input = '', cwd?: string): Promise<CliResult> {

@@ -3,9 +3,9 @@ import { join } from 'node:path'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import BetterSqlite3 from '../../lib/store/better-sqlite3.js'
-import { TEST_JWT_SECRET } from '../helper.js'
-import { postgresDatabase, postgresSkip } from '../postgres.js'
-import { type CliResult, runMeridian } from '../meridian.js'
+import { TEST_JWT_SECRET } from '../support/helper.js'
+import { postgresDatabase, postgresSkip } from '../support/postgres.js'
+import { type CliResult, runMeridian } from '../support/meridian.js'
 
 /** A migration that a later release adds: this one does not know it. */
 const FUTURE_MIGRATION = '9999_from_a_later_release'

@@ -4,8 +4,8 @@ import http from 'node:http'
 import { connect, createServer } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { DEMO_PASSWORD, DEMO_USERNAME } from '../../lib/demo-users.js'
-import { cliPath, inRepository, repositoryRoot } from '../repository.js'
+import { DEMO_PASSWORD, DEMO_USERNAME } from '../../lib/users/demo-users.js'
+import { cliPath, inRepository, repositoryRoot } from '../support/repository.js'
 
 async function freePort (): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1')

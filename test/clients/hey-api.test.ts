@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createClient } from '../generated/hey-api/client/index.js'
 import { getLiveness, getReadiness, getSunInfo, listUsers, login, logout, refreshToken, renderMarkdown } from '../generated/hey-api/sdk.gen.js'
-import { addUser, build } from '../helper.js'
+import { addUser, build } from '../support/helper.js'
 
 /**
  * The SDK that @hey-api/openapi-ts generates from openapi.json (npm run clients), another family

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import createClient, { type Middleware } from 'openapi-fetch'
 import type { paths } from '../generated/openapi-typescript/schema.js'
-import { addUser, build } from '../helper.js'
+import { addUser, build } from '../support/helper.js'
 
 /**
  * A client as its authors would write it from /openapi.json alone: types from openapi-typescript

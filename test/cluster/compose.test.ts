@@ -15,7 +15,7 @@ import { Ajv } from 'ajv'
 import t from 'tap'
 import YAML from 'yaml'
 import { ConfigError, ConfigSchema, readEnv } from '../../config.js'
-import { repositoryRoot } from '../repository.js'
+import { repositoryRoot } from '../support/repository.js'
 import { deployNginxConfigPath } from './harness.js'
 
 const deployDirectory = join(repositoryRoot, 'deploy')

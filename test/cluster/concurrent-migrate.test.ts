@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import pg from 'pg'
-import { postgresDatabase, postgresSkip } from '../postgres.js'
-import { runMeridian } from '../meridian.js'
+import { postgresDatabase, postgresSkip } from '../support/postgres.js'
+import { runMeridian } from '../support/meridian.js'
 import { clusterTestSkip, freePort, Replica } from './harness.js'
 
 /** Part of the cluster group (processes racing on one database), and it needs PostgreSQL. */

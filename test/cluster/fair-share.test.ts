@@ -1,6 +1,6 @@
 import t from 'tap'
 import { balancerLog, clusterTestSkip, startCluster, STOCK_NGINX_CONFIG } from './harness.js'
-import { fairShareScenario, percentile } from '../fair-share-load.js'
+import { fairShareScenario, percentile } from '../support/fair-share-load.js'
 
 /** As test/fair-share-flood.test.ts: the polite clients' p99 during the flood within 3× their own, or under 100 ms. */
 const P99_GROWTH_BOUND = 3

@@ -18,11 +18,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { onExit } from 'signal-exit'
 import type { Test } from 'tap'
-import { type CliResult, runMeridian } from '../meridian.js'
-import { createPostgresDatabase } from '../postgres.js'
-import { cliPath, repositoryRoot } from '../repository.js'
-import { switchSkip } from '../requirements.js'
-import { type Endpoint, httpRequest, type HttpAnswer, type RequestOptions } from '../http-request.js'
+import { type CliResult, runMeridian } from '../support/meridian.js'
+import { createPostgresDatabase } from '../support/postgres.js'
+import { cliPath, repositoryRoot } from '../support/repository.js'
+import { switchSkip } from '../support/requirements.js'
+import { type Endpoint, httpRequest, type HttpAnswer, type RequestOptions } from '../support/http-request.js'
 
 export { type Endpoint, httpRequest, type HttpAnswer, type RequestOptions }
 

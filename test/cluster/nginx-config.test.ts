@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { skipIfMissing } from '../requirements.js'
+import { skipIfMissing } from '../support/requirements.js'
 import { deployNginxConfigPath, STOCK_NGINX_CONFIG, templateNginxConfig } from './harness.js'
 
 const NGINX = process.env.NGINX ?? '/usr/sbin/nginx'

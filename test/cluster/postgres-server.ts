@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import type { Test } from 'tap'
-import { skipIfMissing } from '../requirements.js'
+import { skipIfMissing } from '../support/requirements.js'
 import { freePort } from './harness.js'
 
 const POSTGRES_BIN = process.env.POSTGRES_BIN ?? '/usr/lib/postgresql/15/bin'

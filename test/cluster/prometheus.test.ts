@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { parse, stringify } from 'yaml'
-import { repositoryRoot } from '../repository.js'
+import { repositoryRoot } from '../support/repository.js'
 import { clusterTestSkip, freePort, httpRequest, startCluster, type Endpoint } from './harness.js'
 
 const PROMETHEUS = process.env.PROMETHEUS ?? '/usr/bin/prometheus'

@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { parse } from 'yaml'
-import { build } from '../helper.js'
-import { inRepository } from '../repository.js'
+import { build } from '../support/helper.js'
+import { inRepository } from '../support/repository.js'
 
 const directory = inRepository('deploy', 'prometheus')
 const PROMTOOL = process.env.PROMTOOL ?? 'promtool'

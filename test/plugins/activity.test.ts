@@ -1,6 +1,6 @@
 import t from 'tap'
 import { UserStore } from '../../lib/store/user-store.js'
-import { addUser, build, login } from '../helper.js'
+import { addUser, build, login } from '../support/helper.js'
 
 t.test('activity not yet written when the app closes is written before the store closes', async (t) => {
   const app = await build(t)

@@ -1,7 +1,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import t from 'tap'
-import { addUser, build, login } from '../helper.js'
-import { README } from '../markdown-corpus.js'
+import { addUser, build, login } from '../support/helper.js'
+import { README } from '../support/markdown-corpus.js'
 
 const BOTH = { 'accept-encoding': 'gzip, deflate, br' }
 

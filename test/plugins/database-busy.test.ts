@@ -3,8 +3,8 @@ import { createInterface } from 'node:readline'
 import argon2 from 'argon2'
 import t, { type Test } from 'tap'
 import { LOCK_WAIT_MS } from '../../lib/store/retry-while-busy.js'
-import { addUser, build, login } from '../helper.js'
-import { inRepository } from '../repository.js'
+import { addUser, build, login } from '../support/helper.js'
+import { inRepository } from '../support/repository.js'
 import { watchEventLoopStalls } from './event-loop-stalls.js'
 
 /**

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
-import { addUser, build, login } from '../helper.js'
-import { postgresDatabase, postgresSkip } from '../postgres.js'
+import { addUser, build, login } from '../support/helper.js'
+import { postgresDatabase, postgresSkip } from '../support/postgres.js'
 
 /** Polls `check` every 5 ms until it holds or `boundMs` passes. */
 async function eventually (boundMs: number, check: () => Promise<boolean>): Promise<boolean> {

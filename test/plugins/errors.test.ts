@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream'
 import t from 'tap'
-import { build, buildUnready, stallEventLoop } from '../helper.js'
+import { build, buildUnready, stallEventLoop } from '../support/helper.js'
 import { describeValidationError } from '../../plugins/errors.js'
 
 t.test('an unknown route answers 404 Not found with the error body', async (t) => {

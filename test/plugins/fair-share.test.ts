@@ -5,9 +5,9 @@ import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import type { FastifyInstance, InjectOptions } from 'fastify'
-import { addUser, build } from '../helper.js'
-import { redisSkip, redisUrl } from '../requirements.js'
-import { redisBehindProxy } from '../tcp-proxy.js'
+import { addUser, build } from '../support/helper.js'
+import { redisSkip, redisUrl } from '../support/requirements.js'
+import { redisBehindProxy } from '../support/tcp-proxy.js'
 
 /** Limits small enough to reach in a test; nobody exempt. */
 const LIMITS = { RATE_LIMIT_EXEMPT: '', RATE_LIMIT_REQUESTS: '5', RATE_LIMIT_WINDOW: '60' }

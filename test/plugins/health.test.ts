@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build } from '../helper.js'
+import { build } from '../support/helper.js'
 
 t.test('live answers while the process runs; ready follows the database', async (t) => {
   const app = await build(t)

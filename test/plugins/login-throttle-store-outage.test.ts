@@ -3,11 +3,11 @@ import { PassThrough } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { StoreOutageLog } from '../../lib/store-outage-log.js'
-import { addUser, build } from '../helper.js'
-import { redisSkip, redisUrl } from '../requirements.js'
-import { PrivateRedis, redisServerSkip } from '../redis-server.js'
-import { redisBehindProxy } from '../tcp-proxy.js'
+import { StoreOutageLog } from '../../lib/store/outage-log.js'
+import { addUser, build } from '../support/helper.js'
+import { redisSkip, redisUrl } from '../support/requirements.js'
+import { PrivateRedis, redisServerSkip } from '../support/redis-server.js'
+import { redisBehindProxy } from '../support/tcp-proxy.js'
 
 interface LogLine { level: number | string, msg: string, failuresSinceLastLine?: number, unavailableForMs?: number, err?: { message: string } }
 

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto'
 import { Writable } from 'node:stream'
 import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
-import { addUser, build } from '../helper.js'
+import { addUser, build } from '../support/helper.js'
 import { ConfigSchema } from '../../config.js'
-import { Redis62StandIn } from '../redis-6.2.js'
-import { redisSkip, redisUrl } from '../requirements.js'
+import { Redis62StandIn } from '../support/redis-6.2.js'
+import { redisSkip, redisUrl } from '../support/requirements.js'
 
 t.test('a burst of concurrent guesses cannot pass the limit together', async (t) => {
   const app = await build(t)

@@ -1,9 +1,9 @@
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { build } from '../helper.js'
-import { pathologicalCases, README } from '../markdown-corpus.js'
-import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown } from '../../lib/markdown.js'
+import { build } from '../support/helper.js'
+import { pathologicalCases, README } from '../support/markdown-corpus.js'
+import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown } from '../../lib/markdown/render.js'
 import { MAX_EVENT_LOOP_RENDER_LENGTH, possibleTableCells, rendersQuickly, type MarkdownRendererOptions } from '../../plugins/markdown-renderer.js'
 
 const MiB = 1_048_576
@@ -59,7 +59,7 @@ t.test('MARKDOWN_HIGHLIGHT and MARKDOWN_MATH reach the event loop and the thread
       const where = rendersQuickly(document) ? 'on the event loop' : 'in a thread'
       t.equal(html.includes('<span class="hljs-keyword">let</span>'), highlight === 'on', `MARKDOWN_HIGHLIGHT=${highlight}, ${where}`)
       t.equal(html.includes('<msup>'), math === 'on', `MARKDOWN_MATH=${math}, ${where}`)
-      t.equal(html, renderSafeMarkdown(document, { rawHtml: 'github', highlight: highlight === 'on', math: math === 'on' }), 'as lib/markdown.ts renders it')
+      t.equal(html, renderSafeMarkdown(document, { rawHtml: 'github', highlight: highlight === 'on', math: math === 'on' }), 'as lib/markdown/render.ts renders it')
     }
   }
 })
@@ -94,7 +94,7 @@ t.test('a thread answers the JSON that serializing its HTML on the event loop gi
  */
 function slowMarkdown (size = MiB / 4): string {
   const category = pathologicalCases.find(({ name }) => name.startsWith('lazy lines'))
-  if (category === undefined) throw new Error('no lazy-lines category in test/markdown-corpus.ts')
+  if (category === undefined) throw new Error('no lazy-lines category in test/support/markdown-corpus.ts')
   return category.generate(size)
 }
 

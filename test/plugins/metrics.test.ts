@@ -1,7 +1,7 @@
 import t from 'tap'
 import { listenForMetrics } from '../../plugins/metrics.js'
-import { addUser, build, login } from '../helper.js'
-import { postgresDatabase, postgresSkip } from '../postgres.js'
+import { addUser, build, login } from '../support/helper.js'
+import { postgresDatabase, postgresSkip } from '../support/postgres.js'
 
 t.test('requests are counted and timed by route pattern and status; no URL or token in a label', async (t) => {
   const app = await build(t)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build } from '../helper.js'
+import { build } from '../support/helper.js'
 
 t.test('every answer carries X-Content-Type-Options: nosniff, errors and unknown routes included', async (t) => {
   const app = await build(t, { BODY_LIMIT: '1024' })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build } from '../helper.js'
+import { build } from '../support/helper.js'
 import { DOCS_CONTENT_SECURITY_POLICY } from '../../plugins/openapi.js'
 
 t.test('/openapi.json is the OpenAPI 3 document of every route', async (t) => {

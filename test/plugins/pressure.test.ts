@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildUnready, stallEventLoop } from '../helper.js'
+import { buildUnready, stallEventLoop } from '../support/helper.js'
 
 t.test('a stalled event loop answers 503 with Retry-After and the error body', async (t) => {
   const app = await buildUnready(t, {}, { maxEventLoopDelayMs: 5 })

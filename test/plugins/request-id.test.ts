@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream'
 import t from 'tap'
-import { build } from '../helper.js'
+import { build } from '../support/helper.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 

@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import { connect } from 'node:net'
 import t from 'tap'
-import { build } from '../helper.js'
+import { build } from '../support/helper.js'
 
 t.test('a request sent too slowly is answered 408 with the error body and its connection closed, after REQUEST_TIMEOUT', async (t) => {
   const app = await build(t, { REQUEST_TIMEOUT: '1' })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { SessionId } from '../../lib/store/session-store.js'
-import { addUser, build, login } from '../helper.js'
-import { sessionIdOf } from '../forge.js'
+import { addUser, build, login } from '../support/helper.js'
+import { sessionIdOf } from '../support/forge.js'
 
 t.test('in the steady state a token check reads no session from the database; an end anywhere makes it read once', async (t) => {
   const app = await build(t)

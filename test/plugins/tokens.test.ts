@@ -1,5 +1,5 @@
 import t from 'tap'
-import { addUser, build, login, TEST_JWT_SECRET } from '../helper.js'
+import { addUser, build, login, TEST_JWT_SECRET } from '../support/helper.js'
 
 const NEW_SECRET = 'the-next-signing-secret-at-least-32-characters'
 const UNRELATED_SECRET = 'another-previous-secret-of-more-than-32-chars'

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { LoginRequest, TokenPair } from '../../../schemas/auth.js'
 import { apiErrors, bodyErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { HttpError } from '../../../plugins/errors.js'
-import { hashPassword, needsRehash, prepareDummyHash, verifyAgainstDummy, verifyPassword } from '../../../lib/passwords.js'
+import { hashPassword, needsRehash, prepareDummyHash, verifyAgainstDummy, verifyPassword } from '../../../lib/auth/passwords.js'
 
 const login: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.addHook('onReady', async () => { await prepareDummyHash() })

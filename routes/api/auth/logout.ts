@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { RefreshRequest } from '../../../schemas/auth.js'
 import { apiErrors, bodyErrors, errorResponses, ref, Status, withRateLimitHeaders } from '../../../schemas/common.js'
-import { InvalidTokenError, type VerifiedToken } from '../../../lib/tokens.js'
+import { InvalidTokenError, type VerifiedToken } from '../../../lib/auth/tokens.js'
 
 const logout: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post('/api/auth/logout', {
@@ -27,7 +27,7 @@ const logout: FastifyPluginAsyncTypebox = async (fastify) => {
       if (error instanceof InvalidTokenError) return { status: 'ok' as const }
       throw error
     }
-    // Every refresh token that verifies has a session (lib/tokens.ts).
+    // Every refresh token that verifies has a session (lib/auth/tokens.ts).
     if (token.sessionId !== null) await fastify.sessions.end(token.sessionId, token.userId, 'logout')
     return { status: 'ok' as const }
   })

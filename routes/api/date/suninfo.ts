@@ -3,9 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { apiErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { SunInfo, SunInfoQuery } from '../../../schemas/sun.js'
-import { sunInfoFor } from '../../../lib/sun.js'
+import { sunInfoFor } from '../../../lib/sun/events.js'
 import { packageInfo } from '../../../lib/package-info.js'
-import { matchesIfNoneMatch } from '../../../lib/http-caching.js'
+import { matchesIfNoneMatch } from '../../../plugins/http-caching.js'
 
 /**
  * An answer depends only on its query (and on the release that computed it), so caches may keep

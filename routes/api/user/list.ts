@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { COMPRESSED } from '../../../plugins/compression.js'
 import { apiErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { UserListQuery, UserPage } from '../../../schemas/user.js'
-import { agesOn, isOnline, linkedPages, pageWindow, totalPages } from '../../../lib/users.js'
+import { agesOn, isOnline, linkedPages, pageWindow, totalPages } from '../../../lib/users/listing.js'
 import type { DirectoryEntry } from '../../../lib/store/user-store.js'
 import { ACCESS_TOKEN_REFUSED } from '../../../plugins/tokens.js'
 

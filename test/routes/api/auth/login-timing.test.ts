@@ -1,7 +1,7 @@
 import t from 'tap'
 import argon2 from 'argon2'
-import { passwordHashOptions } from '../../../../lib/passwords.js'
-import { addUser, build } from '../../../helper.js'
+import { passwordHashOptions } from '../../../../lib/auth/passwords.js'
+import { addUser, build } from '../../../support/helper.js'
 
 // An unknown username must not answer faster than a wrong password, or the time tells which usernames
 // exist. So both do the same work: one argon2 verification against a hash of today's cost.

@@ -1,7 +1,7 @@
 import t from 'tap'
 import argon2 from 'argon2'
-import { addUser, build } from '../../../helper.js'
-import { needsRehash } from '../../../../lib/passwords.js'
+import { addUser, build } from '../../../support/helper.js'
+import { needsRehash } from '../../../../lib/auth/passwords.js'
 import { ConfigSchema } from '../../../../config.js'
 
 const form = (fields: Record<string, string>) => ({

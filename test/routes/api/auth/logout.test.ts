@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
 import type { FastifyInstance, InjectOptions } from 'fastify'
-import { addUser, build, login, type Tokens } from '../../../helper.js'
-import { claims, forgeries, header, sessionIdOf, signedToken } from '../../../forge.js'
-import { postgresDatabase, postgresSkip } from '../../../postgres.js'
+import { addUser, build, login, type Tokens } from '../../../support/helper.js'
+import { claims, forgeries, header, sessionIdOf, signedToken } from '../../../support/forge.js'
+import { postgresDatabase, postgresSkip } from '../../../support/postgres.js'
 
 const form = (url: string, fields: Record<string, string>) => ({
   method: 'POST' as const,

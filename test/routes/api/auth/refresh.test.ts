@@ -1,6 +1,6 @@
 import t from 'tap'
-import { addUser, build, login } from '../../../helper.js'
-import { forgeries, sessionIdOf } from '../../../forge.js'
+import { addUser, build, login } from '../../../support/helper.js'
+import { forgeries, sessionIdOf } from '../../../support/forge.js'
 
 const refreshWith = (fields: Record<string, string>) => ({
   method: 'POST' as const,

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import t from 'tap'
 import { packageInfo } from '../../../../lib/package-info.js'
-import { addUser, build } from '../../../helper.js'
-import { inRepository } from '../../../repository.js'
+import { addUser, build } from '../../../support/helper.js'
+import { inRepository } from '../../../support/repository.js'
 
-// The CommonJS build, for the reason given in lib/sun.ts.
+// The CommonJS build, for the reason given in lib/sun/events.ts.
 const { Body, Equator, Horizon, Observer } = createRequire(import.meta.url)('astronomy-engine') as typeof import('astronomy-engine')
 
 const URL_PATH = '/api/date/suninfo'

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { build } from '../../../helper.js'
-import { normalizeHtml, withoutServiceAdditions } from '../../../commonmark-normalize.js'
+import { build } from '../../../support/helper.js'
+import { normalizeHtml, withoutServiceAdditions } from '../../../support/commonmark-normalize.js'
 import { gfmExtensionExamples } from './gfm-spec-examples.js'
 
 t.test('every GFM 0.29 example of extended autolinks and task list items through POST /api/markdown/parse', async (t) => {

@@ -2,8 +2,8 @@ import { request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { build } from '../../../helper.js'
-import { MAX_MARKDOWN_LENGTH } from '../../../../lib/markdown.js'
+import { build } from '../../../support/helper.js'
+import { MAX_MARKDOWN_LENGTH } from '../../../../lib/markdown/render.js'
 
 const URL = '/api/markdown/parse'
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { addUser, build, login } from '../../../helper.js'
-import { forgeries, sessionIdOf } from '../../../forge.js'
+import { addUser, build, login } from '../../../support/helper.js'
+import { forgeries, sessionIdOf } from '../../../support/forge.js'
 
 /** `count` users with cheap fake hashes (these tests never log them in), plus one who can log in. */
 async function appWithUsers (t: Parameters<typeof build>[0], count: number, env: Record<string, string> = {}) {

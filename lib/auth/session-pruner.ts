@@ -1,0 +1,66 @@
+import { setTimeout as pause } from 'node:timers/promises'
+import { PRUNED_CAUSES, type PrunedCause, type SessionStore } from '../store/session-store.js'
+
+/**
+ * Sessions deleted by one statement. On SQLite a statement runs on the event loop, and the rows of
+ * ended sessions lie all over the table: 100 of them take about a millisecond at 1,000,000 rows,
+ * and a few hundred pages of the write-ahead log. At 500 a statement nearly every one filled the
+ * log past SQLite's automatic checkpoint (1,000 pages), which then ran on the event loop too
+ * (20 ms a statement, outliers past 100 ms, on a busy 2-core host).
+ */
+export const PRUNE_BATCH = 100
+
+/**
+ * Deletes the rows of ended and expired sessions, in batches, so the table holds about the open
+ * sessions and those ended since the last run. Each pruned session is counted by its cause once,
+ * by whichever replica deleted it: the sum over replicas counts every session that ended,
+ * whoever ended it (a replica, the CLI, a trigger).
+ */
+export class SessionPruner {
+  /** Sessions this process has pruned since it started, by cause. */
+  readonly pruned = Object.fromEntries(PRUNED_CAUSES.map((cause) => [cause, 0])) as Record<PrunedCause, number>
+  private running: Promise<number> | undefined
+  private timer: NodeJS.Timeout | undefined
+  private closed = false
+
+  constructor (
+    private readonly store: SessionStore,
+    private readonly intervalMs: number,
+    private readonly onError: (error: unknown) => void
+  ) {}
+
+  /** Prunes now, then every interval. */
+  start (): void {
+    if (this.closed || this.timer !== undefined) return
+    this.timer = setInterval(() => { void this.prune().catch(this.onError) }, this.intervalMs).unref()
+    void this.prune().catch(this.onError)
+  }
+
+  /** Deletes every session ended or expired by `now`; how many. A call during a run joins it. */
+  async prune (now = Date.now()): Promise<number> {
+    this.running ??= this.pruneAll(now).finally(() => { this.running = undefined })
+    return await this.running
+  }
+
+  private async pruneAll (now: number): Promise<number> {
+    let total = 0
+    while (!this.closed) {
+      const started = performance.now()
+      const causes = await this.store.pruneSome(now, PRUNE_BATCH)
+      for (const cause of causes) this.pruned[cause]++
+      total += causes.length
+      if (causes.length < PRUNE_BATCH) break
+      // As long again before the next batch: a backlog (a million sessions ended at once) takes
+      // at most half of the event loop, and of the database's write lock, however slow the disk.
+      await pause(performance.now() - started)
+    }
+    return total
+  }
+
+  /** Stops the timer, and a run under way after its current batch. */
+  async close (): Promise<void> {
+    this.closed = true
+    clearInterval(this.timer)
+    await this.running?.catch(() => {})
+  }
+}

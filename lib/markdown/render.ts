@@ -1,0 +1,194 @@
+import MarkdownIt, { type Options, type RendererRule, type StateInline, type Token } from 'markdown-it'
+import { extendedAutolinks } from './extended-autolinks.js'
+import { taskLists } from './task-lists.js'
+import { budgetPaddedTableCells } from './padded-tables.js'
+import { budgetReusedReferences } from './reused-references.js'
+import { limitDeepQuotes } from './deep-quotes.js'
+import { flattenDeepContainers } from './deep-containers.js'
+import { githubFootnotes } from './footnotes.js'
+import { budgetFootnoteReferences } from './footnote-references.js'
+import { githubAlerts } from './alerts.js'
+import { githubEmoji } from './emoji.js'
+import { headingAnchors } from './anchors.js'
+import { githubRawHtml, ownFragment, ownFragmentsOf, ownMarkOf } from './raw-html.js'
+import { githubHtml } from './github-html.js'
+import { highlightCode } from './code-highlight.js'
+import { displayMath, githubMath } from './math.js'
+
+/**
+ * Markdown to HTML that is safe to embed: GitHub Flavored Markdown (CommonMark plus tables,
+ * strikethrough, task list items and extended autolinks), raw HTML as github.com shows it (or
+ * escaped), dangerous URL schemes never emitted, and work bounded by the size of the input
+ * whatever its shape. Built on markdown-it's public interface: its options, its
+ * `validateLink`, rules added through its rulers, and renderer rules. Knows nothing of HTTP.
+ */
+
+/** Longest accepted source, in characters as JSON Schema counts them; the request schema enforces it. */
+export const MAX_MARKDOWN_LENGTH = 1_048_576
+
+/**
+ * markdown-it's `maxNesting` (blocks and inline links/images), the CommonMark preset's 20.
+ * It keeps the cost of each line linear in the depth it is nested at. A list or block quote
+ * whose content would reach it is text instead (lib/markdown/deep-containers.ts): about nine
+ * nested lists, and nothing of the input is left out. Links and images nested past it are
+ * text by markdown-it's own inline parser.
+ */
+export const MAX_NESTING = 20
+
+export { MAX_BLOCKQUOTE_DEPTH } from './deep-quotes.js'
+export { MAX_TABLE_CELLS } from './padded-tables.js'
+export { LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from './reused-references.js'
+export { MAX_FOOTNOTE_REFERENCES } from './footnote-references.js'
+
+const BLOCKED_SCHEMES = new Set(['javascript', 'vbscript', 'file', 'data'])
+const SAFE_DATA_IMAGE = /^data:image\/(?:gif|png|jpeg|webp)[;,]/
+const SCHEME = /^([a-z][a-z0-9+.-]*):/
+/* eslint-disable-next-line no-control-regex */
+const EDGE_CONTROLS_AND_SPACES = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g
+const TAB_AND_NEWLINES = /[\t\n\r]/g
+const PERCENT_ESCAPE = /%([0-9a-f]{2})/gi
+/** Beginnings that no stripping or percent-decoding changes, and whose scheme is allowed (or none). */
+const PLAINLY_SAFE = /^(?:https?:\/\/|[#/])/i
+
+function hasSafeScheme (url: string): boolean {
+  // As a browser's URL parser reads it before the scheme (WHATWG URL, steps 1–3).
+  const candidate = url.replace(EDGE_CONTROLS_AND_SPACES, '').replace(TAB_AND_NEWLINES, '').toLowerCase()
+  const scheme = SCHEME.exec(candidate)?.[1]
+  if (scheme === undefined || !BLOCKED_SCHEMES.has(scheme)) return true
+  return SAFE_DATA_IMAGE.test(candidate)
+}
+
+/**
+ * The URL policy for links, images, autolinks and reference definitions: refuse the schemes
+ * `javascript:`, `vbscript:`, `file:` and `data:` (except `data:image/gif|png|jpeg|webp`).
+ *
+ * markdown-it calls it with the destination already entity-decoded, which is the attribute
+ * value a browser will read. markdown-it's default only trims and lowercases; this one also
+ * strips what a browser strips (C0 controls and spaces at the ends, tabs and newlines anywhere)
+ * and checks the percent-decoded form too, so `java%09script:` and `%01javascript:` are refused.
+ * Refusing is always safe: the destination then renders as plain text.
+ */
+export function isSafeUrl (url: string): boolean {
+  if (PLAINLY_SAFE.test(url)) return true
+  const decoded = url.replace(PERCENT_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+  return hasSafeScheme(url) && hasSafeScheme(decoded)
+}
+
+const TILDE = 0x7e
+
+/**
+ * A run of three or more tildes is text, as in GitHub's spec (`This will ~~~not~~~ strike.`,
+ * example 493 of GFM 0.29), where markdown-it would cut it into `~~` pairs and strike with them.
+ */
+function tildeRunsAsText (state: StateInline, silent: boolean): boolean {
+  const start = state.pos
+  let end = start
+  while (end < state.posMax && state.src.charCodeAt(end) === TILDE) end++
+  if (end - start < 3) return false
+  if (!silent) state.pending += state.src.slice(start, end)
+  state.pos = end
+  return true
+}
+
+/**
+ * markdown-it's image rule, with the alt text CommonMark gives. markdown-it's `text_join` makes
+ * escapes and entities (`text_special`) text only outside images, and its renderer leaves them out
+ * of alt text: `![a&amp;b](u)` would have `alt="ab"` where CommonMark says `alt="a&amp;b"`. Made
+ * text here, in the image's description (nested images included), before markdown-it's own rule.
+ */
+function keepEscapesInAltText (renderImage: RendererRule): RendererRule {
+  const escapesAsText = (tokens: Token[]): void => {
+    for (const token of tokens) {
+      if (token.type === 'text_special') token.type = 'text'
+      else if (token.type === 'image') escapesAsText(token.children ?? [])
+    }
+  }
+  return (tokens, index, options, env, self) => {
+    escapesAsText(tokens[index]!.children ?? [])
+    return renderImage(tokens, index, options, env, self)
+  }
+}
+
+/** What becomes of raw HTML in the input: GitHub's allowlist, or all of it escaped (the operator's MARKDOWN_RAW_HTML). */
+export type RawHtml = 'github' | 'escape'
+
+/** What a render does beyond GitHub Flavored Markdown, as the operator set it (MARKDOWN_RAW_HTML, MARKDOWN_HIGHLIGHT, MARKDOWN_MATH). */
+export interface MarkdownFeatures {
+  readonly rawHtml: RawHtml
+  /** Fenced code with a known language highlighted (lib/markdown/code-highlight.ts). */
+  readonly highlight: boolean
+  /** `$…$`, `$$…$$` and ```` ```math ```` as MathML (lib/markdown/math.ts). */
+  readonly math: boolean
+}
+
+export const DEFAULT_MARKDOWN_FEATURES: MarkdownFeatures = { rawHtml: 'github', highlight: true, math: true }
+
+/** A fence's first word, as markdown-it reads it for the `language-` class. */
+const fenceLanguage = (md: MarkdownIt, token: Token): string => md.utils.unescapeAll(token.info).trim().split(/\s+/, 1)[0] ?? ''
+
+/**
+ * Fences through markdown-it's own rule, which writes `<pre><code class="language-…">`: with their
+ * code highlighted (as the service's own fragment, raw-html.ts), and ```` ```math ```` as math.
+ */
+function highlightedAndMathFences (md: MarkdownIt, features: MarkdownFeatures): void {
+  const fence = md.renderer.rules.fence!
+  md.renderer.rules.fence = (tokens, index, options, env, self) => {
+    const token = tokens[index]!
+    const language = fenceLanguage(md, token)
+    if (features.math && language === 'math') return displayMath(token.content, env)
+    const highlighted = features.highlight ? highlightCode(token.content, language, env) : undefined
+    if (highlighted === undefined) return fence(tokens, index, options, env, self)
+    return fence(tokens, index, { ...options, highlight: () => ownFragment(env, highlighted) }, env, self)
+  }
+}
+
+function createRenderer (features: MarkdownFeatures): MarkdownIt {
+  const { rawHtml } = features
+  // markdown-it reads maxNesting from its options; @types/markdown-it does not declare it.
+  const options: Options & { maxNesting: number } = { html: rawHtml === 'github', linkify: false, typographer: false, maxNesting: MAX_NESTING }
+  const md = new MarkdownIt('commonmark', options).enable(['table', 'strikethrough'])
+  md.validateLink = isSafeUrl
+  md.inline.ruler.before('strikethrough', 'tilde_runs_as_text', tildeRunsAsText)
+  md.renderer.rules.image = keepEscapesInAltText(md.renderer.rules.image!)
+  md.use(extendedAutolinks)
+  md.use(taskLists)
+  md.use(githubFootnotes)
+  md.use(githubAlerts)
+  md.use(githubEmoji)
+  md.use(headingAnchors)
+  md.use(limitDeepQuotes)
+  // After the footnotes, whose definitions it bounds too.
+  md.use(flattenDeepContainers)
+  md.use(budgetPaddedTableCells)
+  md.use(budgetReusedReferences)
+  md.use(budgetFootnoteReferences)
+  if (features.math) md.use(githubMath)
+  if (features.highlight || features.math) highlightedAndMathFences(md, features)
+  if (rawHtml === 'github') md.use(githubRawHtml)
+  return md
+}
+
+/** One renderer per combination of features, made when first asked for. */
+const renderers = new Map<string, MarkdownIt>()
+
+function rendererFor (features: MarkdownFeatures): MarkdownIt {
+  const key = `${features.rawHtml} ${features.highlight} ${features.math}`
+  let renderer = renderers.get(key)
+  if (renderer === undefined) {
+    renderer = createRenderer(features)
+    renderers.set(key, renderer)
+  }
+  return renderer
+}
+
+/**
+ * HTML for a Markdown source; `""` for `""`. Safe to insert into a web page as it is. A document
+ * with raw HTML, under `github`, is sanitized whole (markdown/github-html.ts); any other is
+ * markdown-it's output, whose every tag the service writes.
+ */
+export function renderSafeMarkdown (source: string, features: MarkdownFeatures = DEFAULT_MARKDOWN_FEATURES): string {
+  const env = {}
+  const html = rendererFor(features).render(source, env)
+  const mark = ownMarkOf(env)
+  return mark === undefined ? html : githubHtml(html, mark, isSafeUrl, ownFragmentsOf(env))
+}

@@ -1,0 +1,41 @@
+/** The two levels it writes at, as pino (and Fastify's logger) has them. */
+export interface OutageLogger {
+  warn: (fields: object, message: string) => void
+  info: (fields: object, message: string) => void
+}
+
+/**
+ * Says that a store (the login throttle's, the fair-share counts') is away without a line per
+ * failure: a replica sees one failure per login, sync or reconnection attempt. The first failure
+ * is logged at once, then at most one line per interval with the failures seen since the last
+ * line, and one line when it is back.
+ */
+export class StoreOutageLog {
+  private failuresSinceLastLine = 0
+  /** When the outage's first and latest lines were logged; undefined while the store answers. */
+  private outage: { startedAt: number, lastLineAt: number } | undefined
+
+  constructor (
+    private readonly log: OutageLogger,
+    private readonly intervalMs = 10_000,
+    private readonly now: () => number = Date.now,
+    /** What the lines call the store. */
+    private readonly store = 'login throttle store'
+  ) {}
+
+  failed (error: unknown): void {
+    this.failuresSinceLastLine++
+    const time = this.now()
+    if (this.outage !== undefined && time - this.outage.lastLineAt < this.intervalMs) return
+    this.outage = { startedAt: this.outage?.startedAt ?? time, lastLineAt: time }
+    this.log.warn({ err: error, failuresSinceLastLine: this.failuresSinceLastLine }, `${this.store} unavailable`)
+    this.failuresSinceLastLine = 0
+  }
+
+  answered (): void {
+    if (this.outage === undefined) return
+    this.log.info({ failuresSinceLastLine: this.failuresSinceLastLine, unavailableForMs: this.now() - this.outage.startedAt }, `${this.store} available again`)
+    this.outage = undefined
+    this.failuresSinceLastLine = 0
+  }
+}
