@@ -235,7 +235,11 @@ export function loadConfig (source: NodeJS.ProcessEnv = process.env): Config {
     }
     secret = readOrCreateSecret(embeddedSecretFile(sqliteFile))
   }
-  return { ...env, JWT_SECRET: secret, JWT_PREVIOUS_SECRETS: previousSecrets(env), RATE_LIMIT_EXEMPT: rateLimitExemptions(env),
+  return {
+    ...env,
+    JWT_SECRET: secret,
+    JWT_PREVIOUS_SECRETS: previousSecrets(env),
+    RATE_LIMIT_EXEMPT: rateLimitExemptions(env),
     RATE_LIMIT_MARKDOWN_BYTES: env.RATE_LIMIT_MARKDOWN_BYTES ?? DEFAULT_MARKDOWN_DOCUMENTS_PER_WINDOW * env.BODY_LIMIT
   }
 }

@@ -30,10 +30,15 @@ export const BODY_LIMIT = String(4 * 1024 * 1024)
 export const FIXED_SUN = {
   meta: { timestamp: 1700000000, latitude: 48.8566, longitude: 2.3522 },
   data: {
-    sunrise: 1699987283, sunset: 1700021215, transit: 1700004249,
-    civil_twilight_begin: 1699985224, civil_twilight_end: 1700023274,
-    nautical_twilight_begin: 1699982904, nautical_twilight_end: 1700025594,
-    astronomical_twilight_begin: 1699980641, astronomical_twilight_end: 1700027857
+    sunrise: 1699987283,
+    sunset: 1700021215,
+    transit: 1700004249,
+    civil_twilight_begin: 1699985224,
+    civil_twilight_end: 1700023274,
+    nautical_twilight_begin: 1699982904,
+    nautical_twilight_end: 1700025594,
+    astronomical_twilight_begin: 1699980641,
+    astronomical_twilight_end: 1700027857
   }
 }
 const USER = { id: '1', name: 'Ada Lovelace', birthdate: '1815-12-10', gender: 'female', short_desc: 'Engineer who likes chess.', age: 210, online: true }

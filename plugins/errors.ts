@@ -42,7 +42,6 @@ export function describeValidationError (errors: FastifySchemaValidationError[],
   return `${field === '' ? (context ?? 'request') : field} ${first.message ?? 'is invalid'}`
 }
 
-
 interface PublicError { statusCode: number, message: string, headers: Readonly<Record<string, string>> }
 
 /** @fastify/under-pressure's refusal (its error code, also in its own default body): the replica is overloaded. */

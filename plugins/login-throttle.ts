@@ -84,7 +84,7 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
   async function storeAnswers<T extends readonly unknown[]> (
     request: FastifyRequest, operations: readonly [...{ [K in keyof T]: Promise<T[K]> }], giveBack: () => void
   ): Promise<T> {
-    const outcomes = await Promise.allSettled(operations)
+    const outcomes = await Promise.allSettled(operations as ReadonlyArray<Promise<unknown>>)
     const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')
     if (failure === undefined) {
       outageLog.answered()

@@ -6,9 +6,18 @@ import { ConfigError, isTracingOn, loadConfig, readEnv, trustProxyOption } from 
 t.test('defaults are the contract\'s (CONTRACT C Configuration)', async (t) => {
   const env = readEnv({})
   t.match(env, {
-    PORT: 3000, HOST: '127.0.0.1', DATABASE_URL: 'sqlite:data/meridian.db', ACCESS_TOKEN_TTL: 3600,
-    REFRESH_TOKEN_TTL: 2592000, ONLINE_WINDOW: 300, BODY_LIMIT: 1048576, LOG_LEVEL: 'info', NODE_ENV: 'development',
-    MARKDOWN_RAW_HTML: 'github', MARKDOWN_HIGHLIGHT: 'on', MARKDOWN_MATH: 'on'
+    PORT: 3000,
+    HOST: '127.0.0.1',
+    DATABASE_URL: 'sqlite:data/meridian.db',
+    ACCESS_TOKEN_TTL: 3600,
+    REFRESH_TOKEN_TTL: 2592000,
+    ONLINE_WINDOW: 300,
+    BODY_LIMIT: 1048576,
+    LOG_LEVEL: 'info',
+    NODE_ENV: 'development',
+    MARKDOWN_RAW_HTML: 'github',
+    MARKDOWN_HIGHLIGHT: 'on',
+    MARKDOWN_MATH: 'on'
   })
   t.equal(env.JWT_SECRET, undefined)
   t.equal(env.TRUST_PROXY, undefined)

@@ -14,7 +14,9 @@ t.test('no token or password reaches the logs at any level', async (t) => {
   const loginResponse = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'ada', password } })
   const { access_token: access, refresh_token: refresh } = loginResponse.json()
   const formLogin = await app.inject({
-    method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    method: 'POST',
+    url: '/api/auth/login',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
     payload: `username=ada&password=${password}`
   })
   const refreshed = (await app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: refresh } })).json().access_token
@@ -51,8 +53,14 @@ t.test('no token or password reaches the logs at any level', async (t) => {
   t.ok(lines.some((line) => line.includes('access_token=[REDACTED]')), 'request URLs are logged, redacted')
   const log = lines.join('\n')
   const secrets = {
-    password, access, refresh, refreshed, signature: (access as string).split('.')[2], 'session id': sessionIdOf(refresh),
-    'refresh signature': (refresh as string).split('.')[2], 'access payload': (access as string).split('.')[1]
+    password,
+    access,
+    refresh,
+    refreshed,
+    signature: (access as string).split('.')[2],
+    'session id': sessionIdOf(refresh),
+    'refresh signature': (refresh as string).split('.')[2],
+    'access payload': (access as string).split('.')[1]
   }
   for (const [name, secret] of Object.entries(secrets)) {
     t.notOk(log.includes(secret), `${name} is not in the logs`)

@@ -121,8 +121,8 @@ t.test('tracing: spans of a login, a list and a render with their database and R
   server.kill('SIGTERM')
   await once(server, 'exit')
 
-  const requestSpan = (route: string) => receiver.spans.find((span) => span.scope === '@fastify/otel' && attribute(span, 'http.route') === route && span.parentSpanId !== undefined && span.name.endsWith(route))
-    ?? receiver.spans.find((span) => span.scope === '@fastify/otel' && attribute(span, 'http.route') === route && attribute(span, 'http.response.status_code') !== undefined)
+  const requestSpan = (route: string) => receiver.spans.find((span) => span.scope === '@fastify/otel' && attribute(span, 'http.route') === route && span.parentSpanId !== undefined && span.name.endsWith(route)) ??
+    receiver.spans.find((span) => span.scope === '@fastify/otel' && attribute(span, 'http.route') === route && attribute(span, 'http.response.status_code') !== undefined)
   const childrenOf = (root: Span, scope: string) => receiver.spans.filter((span) => span.traceId === root.traceId && span.scope === scope)
 
   const loginSpan = requestSpan('/api/auth/login')

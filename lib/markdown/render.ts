@@ -43,7 +43,7 @@ export { MAX_FOOTNOTE_REFERENCES } from './footnote-references.js'
 const BLOCKED_SCHEMES = new Set(['javascript', 'vbscript', 'file', 'data'])
 const SAFE_DATA_IMAGE = /^data:image\/(?:gif|png|jpeg|webp)[;,]/
 const SCHEME = /^([a-z][a-z0-9+.-]*):/
-/* eslint-disable-next-line no-control-regex */
+/* eslint-disable-next-line no-control-regex -- a browser strips these C0 controls from a URL, so the pattern names them */
 const EDGE_CONTROLS_AND_SPACES = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g
 const TAB_AND_NEWLINES = /[\t\n\r]/g
 const PERCENT_ESCAPE = /%([0-9a-f]{2})/gi

@@ -17,7 +17,7 @@ import { LRUCache } from 'lru-cache'
  * and fail. Its CommonJS build is the same code and loads the same way everywhere.
  */
 const astronomy = createRequire(import.meta.url)('astronomy-engine') as typeof import('astronomy-engine')
-const { Body, EquatorFromVector, GeoVector, KM_PER_AU, MakeTime, RotateVector, Rotation_EQJ_EQD, SiderealTime } = astronomy
+const { Body, EquatorFromVector, GeoVector, KM_PER_AU, MakeTime, RotateVector, Rotation_EQJ_EQD: rotationJ2000ToOfDate, SiderealTime } = astronomy
 
 /** UNIX time in whole seconds. */
 export type UnixSeconds = number
@@ -144,7 +144,7 @@ export function localMeanDay (timestamp: number, longitude: number): LocalMeanDa
  */
 function computeNode (dayNumber: number, into: Float64Array, at: number): void {
   const time = MakeTime((dayNumber * SECONDS_PER_DAY - UNIX_AT_J2000) / SECONDS_PER_DAY)
-  const ofDate = EquatorFromVector(RotateVector(Rotation_EQJ_EQD(time), GeoVector(Body.Sun, time, true)))
+  const ofDate = EquatorFromVector(RotateVector(rotationJ2000ToOfDate(time), GeoVector(Body.Sun, time, true)))
   const greenwichHourAngle = (SiderealTime(time) - ofDate.ra) * RADIANS_PER_SIDEREAL_HOUR
   into[at + DECLINATION] = ofDate.dec * RADIANS_PER_DEGREE
   into[at + EQUATION_OF_TIME] = wrapToPi(greenwichHourAngle - Math.PI)

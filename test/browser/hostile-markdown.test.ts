@@ -237,8 +237,15 @@ t.test('math and highlighted code show in Chromium without a script, and no requ
       images: document.querySelectorAll('img').length
     }
   })()`) as {
-    formulas: number, displayed: string[], superscript: { width: number }, fraction: { height: number }, matrix: { height: number },
-    code: string, tokens: number, links: number, images: number
+    formulas: number,
+    displayed: string[],
+    superscript: { width: number },
+    fraction: { height: number },
+    matrix: { height: number },
+    code: string,
+    tokens: number,
+    links: number,
+    images: number
   }
   t.equal(seen.formulas, 7, 'every formula is a math element, those of commands refused (shown as their names) too')
   t.same(seen.displayed.filter((display) => display === 'block math').length, 2, 'the displayed ones as blocks: MathML Core in Chromium')

@@ -93,7 +93,11 @@ t.test('meridian serve: demo users on an empty database, then a graceful SIGTERM
   // cannot have answered it, since the rest of its body is sent only once the drain has begun.
   const form = new URLSearchParams({ username: DEMO_USERNAME, password: DEMO_PASSWORD }).toString()
   const heldLogin = http.request({
-    host: '127.0.0.1', port, method: 'POST', path: '/api/auth/login', agent: false,
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path: '/api/auth/login',
+    agent: false,
     headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(form) }
   })
   const inFlight = new Promise<number>((resolve, reject) => {

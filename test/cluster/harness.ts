@@ -66,7 +66,6 @@ export const STOCK_KEEPALIVE_NGINX_CONFIG = STOCK_NGINX_CONFIG
 /** nginx's default `fail_timeout`: a replica that failed once gets no requests for this long. */
 export const STOCK_FAIL_TIMEOUT_MS = 10_000
 
-
 export interface ClusterOptions {
   /** Number of replicas; 2 by default. */
   replicas?: number
@@ -209,7 +208,7 @@ export function templateNginxConfig (text: string, balancer: Endpoint, replicas:
     `proxy_bind ${balancer.host};`,
     ...hasAccessLog
       ? []
-      : [`log_format harness '$remote_addr [$time_local] "$request_method $uri" $status upstream=$upstream_addr';`, `access_log ${join(directory, 'access.log')} harness;`],
+      : ['log_format harness \'$remote_addr [$time_local] "$request_method $uri" $status upstream=$upstream_addr\';', `access_log ${join(directory, 'access.log')} harness;`],
     ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `${kind}_temp_path ${join(directory, `${kind}_temp`)};`)
   ]
   const http = /(?<![\w-])http\s*\{/

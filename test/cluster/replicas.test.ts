@@ -209,7 +209,7 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
     const pair = await cluster.login(username, password)
     for (const replica of replicas) {
       t.equal((await cluster.requestReplica(replica.index, listPath(pair.access_token))).status, 200, `replica ${replica.index} accepts the token before`)
-      t.equal((await cluster.requestReplica(replica.index, '/api/auth/refresh', { form: { refresh_token: pair.refresh_token } })).status, 200, `and the refresh token`)
+      t.equal((await cluster.requestReplica(replica.index, '/api/auth/refresh', { form: { refresh_token: pair.refresh_token } })).status, 200, 'and the refresh token')
     }
     const refusals = replicas.map(async (replica) => await firstRefusal(cluster, replica.index, pair.access_token, 10_000))
     const detail = await revoke(pair)

@@ -29,7 +29,7 @@ async function promtoolVersion (): Promise<string | undefined> {
 // Under CI a missing promtool fails the test; elsewhere it skips, saying how to get it.
 const promtoolSkip = await promtoolVersion() !== undefined || process.env.CI === 'true'
   ? false
-  : `promtool not found (set PROMTOOL, or apt-get install prometheus): the rules are not checked`
+  : 'promtool not found (set PROMTOOL, or apt-get install prometheus): the rules are not checked'
 
 t.test('promtool accepts the scrape configuration and the rules, and every rule unit test passes', { skip: promtoolSkip }, async (t) => {
   const options = { cwd: directory }

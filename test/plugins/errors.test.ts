@@ -49,7 +49,9 @@ t.test('a body over BODY_LIMIT answers 413 with the error body', async (t) => {
 t.test('a JSON body with prototype-poisoning keys is refused and harms nothing', async (t) => {
   const app = await buildUnready(t)
   const response = await app.inject({
-    method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    url: '/api/auth/login',
+    headers: { 'content-type': 'application/json' },
     payload: '{"username":"a","password":"b","__proto__":{"polluted":true}}'
   })
   t.equal(response.statusCode, 400)

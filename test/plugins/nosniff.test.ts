@@ -12,7 +12,7 @@ t.test('every answer carries X-Content-Type-Options: nosniff, errors and unknown
     'malformed JSON': await app.inject({ method: 'POST', url: '/api/markdown/parse', headers: { 'content-type': 'application/json' }, payload: '{"markdown":' }),
     'a render': await app.inject({ method: 'POST', url: '/api/markdown/parse', payload: { markdown: '<b>x</b>' } }),
     'the OpenAPI document': await app.inject({ url: '/openapi.json' }),
-    'liveness': await app.inject({ url: '/health/live' }),
+    liveness: await app.inject({ url: '/health/live' }),
     'a malformed URL (a framework error)': await app.inject({ url: '/api/date/suninfo?latitude=%E0%A4%A' })
   }
   for (const [what, answer] of Object.entries(answers)) {

@@ -69,4 +69,3 @@ export async function httpRequest (target: Endpoint, path: string, options: Requ
     request.end(body)
   })
 }
-

@@ -23,7 +23,7 @@ t.test('a token is redacted wherever a client put it by mistake', async (t) => {
     [`/api/user/list?access_token=${token.replaceAll('.', '%2E')}`, 'its dots encoded'],
     [`/api/user/list/${token.replaceAll('.', '%2e')}/more`, 'its dots encoded, in the path'],
     [`/api/user/list?x=${token.slice(0, 60)}`, 'cut short'],
-    [`/api/user/list;token=not-a-jwt-but-a-secret`, 'a secret path parameter of any shape']
+    ['/api/user/list;token=not-a-jwt-but-a-secret', 'a secret path parameter of any shape']
   ]
   for (const [url, where] of cases) {
     const redacted = redactUrl(url)

@@ -128,7 +128,7 @@ t.test('in-document links point at the real ids', async (t) => {
 
 t.test("emoji shortcodes by GitHub's names, never in code", async (t) => {
   t.equal(render(':tada: :+1: :rocket: :white_check_mark: :-1:'), '<p>🎉 👍 🚀 ✅ 👎</p>\n')
-  t.equal(render(':no_such_emoji: :) :-( <3 :TADA:'), '<p>:no_such_emoji: :) :-( &lt;3 :TADA:</p>\n', "unknown names and emoticons stay text (GitHub has no emoticons)")
+  t.equal(render(':no_such_emoji: :) :-( <3 :TADA:'), '<p>:no_such_emoji: :) :-( &lt;3 :TADA:</p>\n', 'unknown names and emoticons stay text (GitHub has no emoticons)')
   t.equal(render('`:tada:`\n\n    :tada:\n\n```\n:tada:\n```'), '<p><code>:tada:</code></p>\n<pre><code>:tada:\n</code></pre>\n<pre><code>:tada:\n</code></pre>\n', 'never in code')
   t.equal(render('[:tada:](https://example.com/:tada:) https://example.com/:tada:/x'),
     '<p><a href="https://example.com/:tada:">🎉</a> <a href="https://example.com/:tada:/x">https://example.com/:tada:/x</a></p>\n', 'in link text, never in a URL')

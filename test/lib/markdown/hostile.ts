@@ -241,7 +241,7 @@ const SCRIPT_CAPABLE_ELEMENTS = new Set([
 /** Attributes whose value a browser may load or navigate to. */
 const URL_ATTRIBUTES = new Set(['href', 'src', 'action', 'formaction', 'data', 'poster', 'background', 'xlink:href', 'srcdoc', 'cite', 'longdesc', 'itemtype'])
 
-/* eslint-disable-next-line no-control-regex */
+/* eslint-disable-next-line no-control-regex -- a browser strips these C0 controls from a URL, so the pattern names them */
 const EDGE_CONTROLS_AND_SPACES = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g
 const TAB_AND_NEWLINES = /[\t\n\r]/g
 

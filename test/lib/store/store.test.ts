@@ -116,7 +116,7 @@ async function sessionsContract (t: Test, databaseUrl: string) {
   t.equal(await sessions.findOpen(second.id), undefined, 'a password change ends the user\'s sessions')
   t.ok(await version() > afterLogout, 'and moves the sessions version')
   t.same(await sessions.findOpen(graces.id), { userId: grace.id, expiresAt: now + 30 * day }, 'not another user\'s')
-  const operated = await sessions.start(grace.id, now + day, now)
+  await sessions.start(grace.id, now + day, now)
   t.equal(await sessions.endAllOf(grace.id, 'operator'), 2, 'the operator ends every open session of a user')
   t.equal(await sessions.endAllOf(grace.id, 'operator'), 0)
   const removed = await sessions.start(grace.id, now + day, now)
