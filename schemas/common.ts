@@ -97,5 +97,7 @@ export const apiErrors = [...commonErrors, 429] as const
 export const bodyErrors = [408, 413, 415] as const
 
 export const Page = Int64({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1, description: 'Page number, from 1' })
-export const PerPage = Int32({ minimum: 1, maximum: 100, default: 20, description: 'Users per page' })
+/** The page size when a request names none: its one home, read by the list's links too. */
+export const DEFAULT_PER_PAGE = 20
+export const PerPage = Int32({ minimum: 1, maximum: 100, default: DEFAULT_PER_PAGE, description: 'Users per page' })
 export const AccessTokenParam = Type.String({ description: 'Access token from /api/auth/login', minLength: 1 })

@@ -4,8 +4,7 @@ import { MAX_MARKDOWN_LENGTH } from '../lib/markdown/render.js'
 export const MarkdownRequest = Type.Object({
   markdown: Type.String({
     maxLength: MAX_MARKDOWN_LENGTH,
-    description: 'GitHub Flavored Markdown: CommonMark, tables, strikethrough, task lists, extended autolinks. Raw HTML is shown as text; ' +
-      `at most ${MAX_MARKDOWN_LENGTH} characters (and the body at most BODY_LIMIT bytes).`,
+    description: `The Markdown source, rendered as the operation's description says; at most ${MAX_MARKDOWN_LENGTH} characters (and the body at most BODY_LIMIT bytes).`,
     examples: ['# Title\n\nSome *emphasis*, a [link](https://example.com) and `code`.']
   })
 }, {
@@ -17,8 +16,7 @@ export type MarkdownRequest = Static<typeof MarkdownRequest>
 
 export const MarkdownHtml = Type.Object({
   data: Type.String({
-    description: 'HTML safe to insert into a page: no raw HTML from the input, no script-capable ' +
-      'URL; empty for an empty source.'
+    description: 'The rendered HTML, safe to insert into a page; empty for an empty source.'
   })
 }, {
   $id: 'MarkdownHtml',

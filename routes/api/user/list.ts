@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { COMPRESSED } from '../../../plugins/compression.js'
-import { apiErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
+import { apiErrors, DEFAULT_PER_PAGE, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { UserListQuery, UserPage } from '../../../schemas/user.js'
 import { agesOn, isOnline, linkedPages, pageWindow, totalPages } from '../../../lib/users/listing.js'
 import type { DirectoryEntry } from '../../../lib/store/user-store.js'
 import { ACCESS_TOKEN_REFUSED } from '../../../plugins/tokens.js'
 
-const DEFAULT_PER_PAGE = 20
 const LIST_PATH = '/api/user/list'
 
 /** Page 1 is the bare path; other pages and a non-default page size travel in the query. */
@@ -34,8 +33,8 @@ const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options
     },
     preValidation: [fastify.requireAccessToken, fastify.recordActivity]
   }, async (request) => {
-    const page = request.query.page ?? 1
-    const perPage = request.query.per_page ?? DEFAULT_PER_PAGE
+    // Ajv has filled in the schema's defaults (useDefaults) before the handler runs.
+    const { page, per_page: perPage } = request.query as Required<typeof request.query>
     const { offset, limit } = pageWindow(page, perPage)
     // The count and the users from one snapshot: the answer never disagrees with itself.
     const { userCount: total, users } = await fastify.directory.page(offset, limit)
