@@ -28,55 +28,35 @@ export interface MarkdownRenderer {
   load: () => { pendingCharacters: number, queuedRenders: number }
 }
 
-/**
- * Markdown characters waiting or rendering at once, across requests. The slowest input takes
- * up to about 2 s per MiB here, so this bounds both the memory held by waiting sources and the wait.
- */
+/** Markdown characters waiting or rendering at once, across requests: bounds the memory they hold and the wait. */
 const MAX_PENDING_MARKDOWN_LENGTH = 8 * 1_048_576
 
-/**
- * Old-generation heap of each render thread; every 1 MiB input of bench/markdown.ts renders
- * within it. Past it the thread dies (the request answers 500 and the pool replaces it), not
- * the process.
- */
+/** Old-generation heap of each render thread. Past it the thread dies (500, and a new thread takes the queue), not the process. */
 const RENDER_THREAD_HEAP_MB = 1024
 
 /**
- * Young generation of each render thread, against V8's 48 MB default here. A 1 MiB paragraph of
- * emphasis delimiters keeps its inline tokens alive until the paragraph is rendered, and a larger
- * young generation collects them less often on the way: measured through the route (median of
- * three 1 MiB requests, two runs each), `**_*` took 1.1–1.5 s against 1.7 s with the default, and
- * `*…*a*…*` 1.0 s against 1.4 s. Many list items (rendered as they end) and a very wide table
- * took 1.2–1.4 s either way.
+ * Young generation of each render thread, above V8's default: a long paragraph keeps its inline tokens
+ * alive until it is rendered, and collecting them less often is faster (docs/performance.md, "Render threads").
  */
 const RENDER_THREAD_YOUNG_GENERATION_MB = 128
 
 /** One thread fewer than the cores, so that a long render never takes the event loop's core. */
 const RENDER_THREADS = Math.max(1, availableParallelism() - 1)
 
-/**
- * How long a render thread stays after its last render. Threads start when a large document
- * comes and leave when none has for this long, so an idle replica holds none (each holds tens
- * of MB).
- */
+/** How long a render thread stays after its last render: an idle replica holds none. */
 const RENDER_THREAD_IDLE_MS = 10_000
 
 /**
- * Documents up to this many characters render on the event loop, where they cost no hand-off
- * to a thread: the slowest input of bench/markdown.ts takes about 3 ms at 8 KiB here (a 5 KB
- * README about 0.3 ms), against about 1 s at 1 MiB.
+ * Documents up to this many characters render on the event loop, where they cost no hand-off to a
+ * thread, since even the slowest shape takes a few milliseconds at this size (docs/performance.md, "Render threads").
  */
 export const MAX_EVENT_LOOP_RENDER_LENGTH = 8192
 /**
- * A table pads each short row to its header's width, the one place where rendering time grows
- * faster than the input: 2 KB of table can be 65,536 cells and 150 ms. A document that could
- * hold more cells than this (lines × the most `|` on a line) goes to a thread whatever its size.
+ * A table pads each short row to its header's width, so a few KB of table can be tens of thousands of
+ * cells: a document that could hold more (lines × the most `|` on a line) goes to a thread whatever its size.
  */
 const MAX_EVENT_LOOP_TABLE_CELLS = 4096
-/**
- * A formula costs KaTeX about 7 µs, so 8 KiB of `$x$` would hold the loop 9 ms: a document with
- * more dollars than this goes to a thread whatever its size.
- */
+/** Formulas cost KaTeX microseconds each, so a small document full of them goes to a thread too. */
 const MAX_EVENT_LOOP_DOLLARS = 128
 
 function holdsMoreDollarsThan (source: string, limit: number): boolean {
@@ -136,9 +116,8 @@ export interface MarkdownRendererOptions {
 const workerFile = new URL(`../lib/markdown/render-task${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
 /**
- * Renders large Markdown in worker threads, so that a 1 MiB input (up to about 2 s and a few
- * hundred MB of tokens) never stalls the other routes or trips the event-loop check; small
- * documents, whose render takes less than the hand-off, on the event loop.
+ * Renders large Markdown in worker threads, so that a 1 MiB input never stalls the other routes or
+ * trips the event-loop check; small documents, whose render takes less than the hand-off, on the event loop.
  */
 export default fp(async function markdownRenderer (fastify: FastifyInstance, options: MarkdownRendererOptions) {
   const {

@@ -1,10 +1,8 @@
 #!/usr/bin/env node
 // Compiles the tests and the sources they import to JavaScript in .test-build/, mirroring the
-// checkout (.test-build/test/support/helper.js imports .test-build/app.js), so that each test process
-// starts without a TypeScript loader: on Node 20 tsx's module hooks cost every test file about
-// 0.45 s of CPU before its first test, more when it loads the app (docs/performance.md, "The
-// test suite"). esbuild is the transpiler tsx itself runs, so the code is what tsx would run;
-// types are checked by `npm run check`, not here. `npm test` runs it before tap (pretest).
+// checkout, so that no test process starts with a TypeScript loader, whose module hooks cost each
+// one CPU before its first test (docs/performance.md, "The test suite"). esbuild is what tsx runs,
+// so the code is what tsx would run; `npm run check` checks the types. `npm test` runs it first.
 //
 // Then it lays out what tap runs, a file per test process, in .test-build/processes/: most test
 // files in a process of their own, those of the folders in SHARED_PROCESSES together.
@@ -37,22 +35,15 @@ await build({
 })
 
 /**
- * The folders of test/ whose test files share one process each, run one after the other, rather
- * than a process each. They test the app and lib/ in process (`app.inject`, the units of lib/),
- * and none waits long on a process it starts. tap starts a process for every file it runs, and
- * each pays for itself before its first test: tap and the app (over 700 ES modules in all), each
- * module passed through the module hooks of tap's processinfo (on a thread of their own on
- * Node 20). That is about 1.8 s of CPU for a file that loads the app, often more than its tests
- * take (docs/performance.md, "The test suite"). The other files, which start processes or wait
- * on them, keep a process each and run beside these.
+ * The folders of test/ whose test files share one process each, one file after the other: they test
+ * the app and lib/ in process, and a process of its own would cost each file more than its tests
+ * (docs/performance.md, "The test suite"). Files that start processes or wait on them keep one each.
  */
 const SHARED_PROCESSES = ['test/clients', 'test/lib', 'test/plugins', 'test/routes']
 /**
- * Files that load the machine (a flood, hundreds of requests a second through killed and restarted
- * replicas) and assert that no request fails or that latency stays bounded: one after the other in
- * one process, so that no two of them share the two cores; started last, so that the in-process
- * folders' own timing checks (test/plugins/database-busy.test.ts) do not run beside a flood. Side by side, a replica
- * of one starved past under-pressure's 1 s event-loop bound and answered 503 (CI, stop 51).
+ * Files that load the machine and assert that no request fails or that latency stays bounded: one
+ * after the other in one process, started last, so that no two share the cores and no timing check
+ * of the in-process folders runs beside a flood (side by side, a starved replica answered 503).
  */
 const UNDER_LOAD = [
   'test/cluster/fair-share.test.ts',
@@ -63,7 +54,7 @@ const UNDER_LOAD = [
   'test/cluster/rolling-restart.test.ts',
   'test/fair-share-flood.test.ts'
 ]
-/** Their sum is about 8 minutes on CI, past tap's 10-minute bound per process with little room. */
+/** Their sum is close to tap's bound for one process (docs/performance.md, "The test suite"). */
 const UNDER_LOAD_TIMEOUT_MS = 25 * 60_000
 /** Folders whose files mostly wait on what they start (Chromium, the CLI): started first, their waits overlap the rest. */
 const WAITING = ['test/browser', 'test/cli']

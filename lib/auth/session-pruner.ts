@@ -2,11 +2,8 @@ import { setTimeout as pause } from 'node:timers/promises'
 import { PRUNED_CAUSES, type PrunedCause, type SessionStore } from '../store/session-store.js'
 
 /**
- * Sessions deleted by one statement. On SQLite a statement runs on the event loop, and the rows of
- * ended sessions lie all over the table: 100 of them take about a millisecond at 1,000,000 rows,
- * and a few hundred pages of the write-ahead log. At 500 a statement nearly every one filled the
- * log past SQLite's automatic checkpoint (1,000 pages), which then ran on the event loop too
- * (20 ms a statement, outliers past 100 ms, on a busy 2-core host).
+ * Sessions deleted by one statement: on SQLite it runs on the event loop, and larger batches fill the
+ * write-ahead log past its automatic checkpoint, which then runs there too (docs/performance.md, "Session pruning").
  */
 export const PRUNE_BATCH = 100
 
