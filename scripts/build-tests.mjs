@@ -54,7 +54,7 @@ const UNDER_LOAD = [
   'test/cluster/rolling-restart.test.ts',
   'test/fair-share-flood.test.ts'
 ]
-/** Their sum is close to tap's bound for one process (docs/performance.md, "The test suite"). */
+/** Their sum is close to tap's bound for one process (docs/performance.md, "The figures behind the code's constants"). */
 const UNDER_LOAD_TIMEOUT_MS = 25 * 60_000
 /** Folders whose files mostly wait on what they start (Chromium, the CLI): started first, their waits overlap the rest. */
 const WAITING = ['test/browser', 'test/cli']
