@@ -6,19 +6,15 @@ import fp from 'fastify-plugin'
 export interface DrainOptions {
   /** How long `drain()` keeps the replica serving, its readiness answering 503. */
   delayMs: number
-  /**
-   * When the app closes, how long connections still open may carry one more request (answered
-   * with `Connection: close`) before the idle ones are closed; 1 s by default.
-   */
+  /** On close, how long open connections may carry one more request (`Connection: close`) before idle ones close. */
   retireMs?: number
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /**
-     * Takes the replica out of rotation: from now on `/health/ready` answers 503 while every
-     * request is still served as before; resolves after the drain delay, when a balancer that
-     * watches readiness has stopped sending new work. Then close the app.
+     * Out of rotation: `/health/ready` answers 503, requests are still served. Resolves after the drain delay, once
+     * a balancer watching readiness has stopped sending work; then close the app.
      */
     drain: () => Promise<void>
     /** True once `drain()` was called or the app began to close. */
@@ -27,14 +23,10 @@ declare module 'fastify' {
 }
 
 /**
- * Closing a replica without losing a request behind a balancer that keeps idle connections to
- * it (nginx's `keepalive`). If the replica closed an idle connection at the moment the balancer
- * sent a request on it, the balancer could not know whether the request was handled and, for a
- * POST, would answer 502. So on close the replica first stops accepting (the balancer's next new
- * connection is refused, which it retries elsewhere and counts against the replica: it stops
- * choosing it), then answers whatever still arrives on open connections with `Connection: close`
- * for up to `retireMs`, and only then closes the connections still idle. Node's own
- * `server.close()` would close the idle ones at once.
+ * Closes without losing a request behind a balancer keeping idle connections (nginx `keepalive`): closing one as the
+ * balancer sends a POST on it makes a 502. So stop accepting (the balancer retries elsewhere), answer what still
+ * arrives with `Connection: close` for up to `retireMs`, then close the idle ones, which Node's `server.close()`
+ * would close at once (docs/operations.md).
  */
 export default fp(async function drain (fastify: FastifyInstance, options: DrainOptions) {
   const retireMs = options.retireMs ?? 1000

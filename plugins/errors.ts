@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import { isDependencyUnavailable } from '../lib/store/unavailable.js'
 import type { ErrorBody } from '../schemas/common.js'
 
-/** A failure whose status and message are part of the published interface. */
+/** A failure whose status and message the client sees. */
 export class HttpError extends Error {
   override name = 'HttpError'
   constructor (
@@ -44,15 +44,12 @@ export function describeValidationError (errors: FastifySchemaValidationError[],
 
 interface PublicError { statusCode: number, message: string, headers: Readonly<Record<string, string>> }
 
-/** @fastify/under-pressure's refusal (its error code, also in its own default body): the replica is overloaded. */
+/** @fastify/under-pressure's refusal: the replica is overloaded. */
 function isOverloadRefusal (error: FastifyError | HttpError): boolean {
   return 'code' in error && error.code === 'FST_UNDER_PRESSURE'
 }
 
-/**
- * The reason for a 503 that is not a bug: one the service chose (draining, overloaded) or a
- * dependency away (the database, a lock held elsewhere); undefined for any other failure.
- */
+/** Why a 503 is no bug: the service chose it (draining, overload) or a dependency is away (database, lock). */
 function refusalReason (error: FastifyError | HttpError): string | undefined {
   if (error instanceof HttpError) return error.message
   if (isOverloadRefusal(error)) return 'Overloaded'
@@ -83,10 +80,7 @@ function toPublicError (error: FastifyError | HttpError): PublicError {
   return { statusCode: 500, message: 'Internal server error', headers: {} }
 }
 
-/**
- * Fastify option `frameworkErrors`: failures before routing (a malformed URL escape, an over-long
- * path parameter) answer the contract's body too.
- */
+/** Fastify's `frameworkErrors`: failures before routing (a malformed URL escape) answer the contract's body too. */
 export function frameworkErrors (error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const statusCode = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400
   // Before any hook: plugins/nosniff.ts has not run.
@@ -95,10 +89,7 @@ export function frameworkErrors (error: FastifyError, _request: FastifyRequest, 
 
 const clientErrorStatus: Readonly<Record<string, number>> = { HPE_HEADER_OVERFLOW: 431, ERR_HTTP_REQUEST_TIMEOUT: 408 }
 
-/**
- * Fastify option `clientErrorHandler`: a request Node's HTTP parser refuses (broken chunking, a
- * bad Content-Length, a body cut short) never reaches Fastify, so the answer is written here.
- */
+/** Fastify's `clientErrorHandler`: a request Node's HTTP parser refuses never reaches Fastify, so answer it here. */
 export function clientErrorHandler (error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return
   if (socket.writable) {
@@ -111,10 +102,6 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
   socket.destroy(error)
 }
 
-/**
- * Every failure, Fastify's own included, answers with the contract's error body and a code
- * equal to the status. Nothing internal (stack, parser text, SQL) reaches a client.
- */
 declare module 'fastify' {
   interface FastifyInstance {
     /** Requests that matched no route (answered 404) since start, for the metrics. */
@@ -122,6 +109,7 @@ declare module 'fastify' {
   }
 }
 
+/** Every failure, Fastify's own included, answers the contract's body; no stack, parser text or SQL leaks out. */
 export default fp(async function errors (fastify: FastifyInstance) {
   let unroutedRequests = 0
   fastify.decorate('unroutedRequests', { getter: () => unroutedRequests })
@@ -130,8 +118,7 @@ export default fp(async function errors (fastify: FastifyInstance) {
     const { statusCode, message, headers } = toPublicError(error)
     const refusal = statusCode >= 500 ? refusalReason(error) : undefined
     if (refusal !== undefined) {
-      // Worth a line, not a stack: under overload or an outage, a stack per refused request adds
-      // to the load and says nothing the reason does not.
+      // A line, not a stack: under overload or an outage a stack per refusal adds load and says nothing more.
       request.log.warn({ statusCode, reason: refusal }, 'request not served')
     } else if (statusCode >= 500) {
       request.log.error({ err: error }, 'request failed')

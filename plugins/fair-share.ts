@@ -9,15 +9,12 @@ import { clientKeyOf, QuotaCounter, type QuotaPolicy, type Standing } from '../l
 import { SharedCounts } from '../lib/fair-share/shared-counts.js'
 import { StoreOutageLog } from '../lib/store/outage-log.js'
 
-/**
- * How a route is charged: `request`, one unit of the client's request quota; `document` (the
- * Markdown route), that and the size of its document, and a place among its renders at once.
- */
+/** `request`: one unit of the request quota; `document` (Markdown): that, the document's size, and a render place. */
 export type FairShareCharge = 'request' | 'document'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Set on every API route: plugins/fair-share.ts limits each client's use of it. */
+    /** Required on every API route. */
     fairShare?: FairShareCharge
   }
   interface FastifyInstance {
@@ -26,7 +23,7 @@ declare module 'fastify' {
 }
 
 export interface FairShare {
-  /** Requests refused since start, by route and policy, for the metrics. */
+  /** Refusals since start, by route and policy, for the metrics. */
   refusals: () => Iterable<{ route: string, policy: string, count: number }>
 }
 
@@ -37,31 +34,27 @@ export interface FairShareOptions {
   markdownRendersAtOnce: number
   /** Addresses and CIDR ranges never limited. */
   exempt: readonly string[]
-  /** What a document sent chunked (without Content-Length) is charged: the most a body may be. */
+  /** Charged for a chunked document (no Content-Length): the most a body may be. */
   bodyLimit: number
   /** With Redis, a client's share is one across replicas. */
   redisUrl?: string
-  /** Milliseconds between syncs with Redis. */
   syncIntervalMs?: number
 }
 
 const POLICY_NAMES = { requests: 'requests', markdownBytes: 'markdown-bytes', markdownRenders: 'markdown-renders' } as const
 
-/** Clients whose counts each replica keeps, per policy (least recently seen forgotten first): about 200 bytes each. */
+/** Per policy and replica, least recently seen forgotten first (about 200 bytes each). */
 const MAX_CLIENTS = 100_000
 const DEFAULT_SYNC_INTERVAL_MS = 100
-/** When the store has not answered a sync for this long, its totals no longer count: decisions fall back to this replica's own counts. */
+/** Without a sync answered for this long, the shared totals stop counting and this replica's own decide. */
 const SHARED_TOTALS_STALE_MS = 1000
 const REDIS_KEY_PREFIX = 'meridian:fair-share:'
-/**
- * What a table cell of a small document is charged, in bytes of the Markdown budget: 65,536 cells
- * take about 150 ms to render, as much as about 150–250 KiB of ordinary Markdown at about 1 s a MiB.
- */
+/** A cell costs what ordinary Markdown of the same render time would (docs/decisions.md, "Fair share"). */
 const BYTES_PER_TABLE_CELL = 4
-/** What a refusal of a render beyond the client's renders at once asks it to wait: renders take up to seconds. */
+/** Retry-After when over the renders at once: a render takes up to seconds. */
 const RENDERS_RETRY_AFTER_SECONDS = 1
 
-/** The declared body size, at most `bodyLimit`; without Content-Length, `bodyLimit` for a chunked body, 0 for none. */
+/** Capped at `bodyLimit`; a chunked body or a bad Content-Length counts as `bodyLimit`. */
 function declaredBytes (request: FastifyRequest, bodyLimit: number): number {
   const length = request.headers['content-length']
   if (length === undefined) return request.headers['transfer-encoding'] === undefined ? 0 : bodyLimit
@@ -75,7 +68,7 @@ function policyItem (policy: QuotaPolicy): string {
   return `"${policy.name}";q=${policy.quota}${unit};w=${policy.windowSeconds}`
 }
 
-/** The client's address as TRUST_PROXY resolves it, keyed; undefined for an exempt address. */
+/** Undefined for an exempt client; `request.ip` already follows TRUST_PROXY. */
 function clientResolver (exempt: readonly string[]): (request: FastifyRequest) => string | undefined {
   if (exempt.length === 0) return (request) => clientKeyOf(request.ip)
   const exemptions = new BlockList()
@@ -85,7 +78,7 @@ function clientResolver (exempt: readonly string[]): (request: FastifyRequest) =
     if (prefix === undefined) exemptions.addAddress(address, family)
     else exemptions.addSubnet(address, Number(prefix), family)
   }
-  // BlockList.check takes microseconds (it parses the address each time); a client's answer is kept.
+  // BlockList.check parses the address on every call (docs/performance.md, "The fair share").
   const exempted = new LRUCache<string, boolean>({ max: 10_000 })
   return (request) => {
     const address = request.ip
@@ -98,10 +91,7 @@ function clientResolver (exempt: readonly string[]): (request: FastifyRequest) =
   }
 }
 
-/**
- * One warning when a client is first refused, then at most one per window for that client, with
- * the refusals since its last line: a flood writes a handful of lines, not one per request.
- */
+/** At most one line per client per interval, with the refusals since: a flood writes a handful of lines. */
 function refusalWarnings (log: FastifyBaseLogger, intervalMs: number): (client: string, route: string, policy: string, retryAfterSeconds: number) => void {
   const lastLines = new LRUCache<string, { at: number, refusedSince: number }>({ max: 10_000 })
   return (client, route, policy, retryAfterSeconds) => {
@@ -117,20 +107,14 @@ function refusalWarnings (log: FastifyBaseLogger, intervalMs: number): (client: 
 }
 
 /**
- * Each client's fair share of the API: a sliding-window quota of requests on every route whose
- * config names `fairShare`, and on the Markdown route also of document bytes (by the declared
- * Content-Length, known before the body is read) and of renders at once. Decided in `onRequest`,
- * before the body is read: past its share a client gets 429 with Retry-After and the IETF draft's
- * RateLimit and RateLimit-Policy headers, which the Markdown route always sends and the others once
- * a client has used half its quota. With Redis the counts are synced in batches
- * (lib/fair-share/shared-counts.ts), never waited for.
+ * Each client's fair share of the API (docs/decisions.md, "Fair share"), decided in `onRequest`, before the body
+ * is read. With Redis the counts are synced in batches (lib/fair-share/shared-counts.ts), never waited for.
  */
 export default fp(async function fairShare (fastify: FastifyInstance, options: FairShareOptions) {
   const shared = options.redisUrl !== undefined
   const counterOptions = { maxClients: MAX_CLIENTS, staleMs: SHARED_TOTALS_STALE_MS, shared }
   const requests = new QuotaCounter({ name: POLICY_NAMES.requests, quota: options.requestsPerWindow, windowSeconds: options.windowSeconds, unit: 'requests' }, counterOptions)
   const markdownBytes = new QuotaCounter({ name: POLICY_NAMES.markdownBytes, quota: options.markdownBytesPerWindow, windowSeconds: options.windowSeconds, unit: 'content-bytes' }, counterOptions)
-  /** On a request-charged route, the RateLimit headers come once a client has used half its quota. */
   const headersBelowRemaining = options.requestsPerWindow / 2
   const rendering = new Map<string, number>()
   const rendersPolicyItem = `"${POLICY_NAMES.markdownRenders}";q=${options.markdownRendersAtOnce};qu="concurrent-requests"`
@@ -166,11 +150,10 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     else counted.count++
     warn(client, route, policy, retryAfterSeconds)
     reply.code(429).headers({ 'retry-after': String(retryAfterSeconds), ratelimit: rateLimit })
-    // A body still to come from a client straight on the socket is not read: Node would read it
-    // all to keep the connection, and a flood of large documents costs its reading even refused.
-    // Through a trusted balancer the body is already read (by it), and its connection is kept.
+    // Closing leaves the body unread: to keep the connection Node would read it all, so a flood costs even refused.
+    // Behind a trusted balancer the body is already read, and the connection is kept.
     if (request.body === undefined && declaredBytes(request, options.bodyLimit) > 0 && request.ip === request.socket.remoteAddress) reply.header('connection', 'close')
-    // Answered here, not thrown: a refusal is the client's, not a failure worth the error path's log line.
+    // Sent, not thrown: a refusal is the client's doing, not worth the error path's log line.
     void reply.send(errorBody(429, 'Too many requests'))
   }
 
@@ -185,15 +168,13 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
       return refuse(request, reply, client, POLICY_NAMES.requests, standing.retryAfterSeconds, rateLimitItem(POLICY_NAMES.requests, standing))
     }
     requests.charge(client, 1)
-    // Two more headers cost a cheap route 6–8 % of its rate (docs/performance.md); the draft lets a
-    // server send them only as a quota nears its end, so a client far from its limit gets none.
+    // Only once half the quota is used, as the draft allows: the headers cost a cheap route (docs/performance.md).
     if (standing.remaining < headersBelowRemaining) {
       reply.header('ratelimit-policy', policyHeader.request).header('ratelimit', rateLimitItem(POLICY_NAMES.requests, standing))
     }
     done()
   }
 
-  /** Takes one of the client's render places until the answer is sent or the connection is gone. */
   function takeRenderPlace (reply: FastifyReply, client: string): void {
     rendering.set(client, (rendering.get(client) ?? 0) + 1)
     reply.raw.once('close', () => {
@@ -203,15 +184,14 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     })
   }
 
-  /** Markdown requests that passed onRequest without a render place: their client and the bytes they were charged. */
+  /** Passed onRequest without a render place; limitTableDocument may still give them one. */
   const smallDocuments = new WeakMap<FastifyRequest, { client: string, bytes: number }>()
 
   function limitDocument (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const client = clientOf(request)
     if (client === undefined) return done()
     const bytes = declaredBytes(request, options.bodyLimit)
-    // Documents that may go to a render thread take a place among the client's renders; a small
-    // one that still does (a table of many cells) is found once its body is read (limitTableDocument).
+    // A small document may still need a thread (a table of many cells): limitTableDocument finds it once read.
     const takesRenderPlace = bytes > MAX_EVENT_LOOP_RENDER_LENGTH
     const renders = rendering.get(client) ?? 0
     const requestStanding = requests.standing(client, 1)
@@ -240,12 +220,7 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     done()
   }
 
-  /**
-   * A small document that must still render in a thread: a table whose short rows are padded to
-   * its header's width, where 2 KB can be 65,536 cells and 150 ms. It takes a render place, and is
-   * charged as the bytes its cells are worth (at most BODY_LIMIT), not its size. Decided once its
-   * body (at most 8 KiB) is read.
-   */
+  /** A small padded table may need a thread (docs/decisions.md, "Fair share"): takes a place, charged by its cells. */
   function limitTableDocument (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const small = smallDocuments.get(request)
     const markdown = (request.body as { markdown?: unknown } | undefined)?.markdown

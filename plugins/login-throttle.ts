@@ -10,9 +10,9 @@ import {
 
 export interface LoginThrottleOptions {
   redisUrl?: string
-  /** Failed logins allowed per username in a window (LOGIN_MAX_FAILURES_PER_USER). */
+  /** Per window (LOGIN_MAX_FAILURES_PER_USER). */
   maxFailuresPerUsername: number
-  /** Failed logins allowed per client address in a window (LOGIN_MAX_FAILURES_PER_ADDRESS). */
+  /** Per window (LOGIN_MAX_FAILURES_PER_ADDRESS). */
   maxFailuresPerAddress: number
   /** LOGIN_FAILURE_WINDOW. */
   windowSeconds: number
@@ -20,22 +20,16 @@ export interface LoginThrottleOptions {
 
 export interface LoginThrottle {
   /**
-   * Counts this attempt against the username and the client address, before the password is
-   * checked; throws 429 when either has had its limit of failures, and 503 when the store failed
-   * (the attempt then counts nowhere). Past a limit only with attempts still in flight, it waits
-   * for them to settle.
+   * Counts the attempt against both keys before the password check. 429 once either has had its limit of failures
+   * (waiting while only attempts in flight stand in the way); 503 if the store failed, and it then counts nowhere.
    */
   attempt: (request: FastifyRequest, username: string) => Promise<void>
-  /** The password was wrong: the attempt counts as a failure against both keys. */
   failed: (request: FastifyRequest, username: string) => void
-  /** The attempt succeeded: it no longer counts, and the username's window is forgotten. */
+  /** Also forgets the username's window. */
   succeeded: (request: FastifyRequest, username: string) => Promise<void>
-  /**
-   * The password could not be checked (the database failed): the attempt no longer counts, so
-   * that an outage does not lock out the users who keep trying through it.
-   */
+  /** The password could not be checked: the attempt no longer counts, so an outage locks no one out. */
   abandoned: (request: FastifyRequest, username: string) => Promise<void>
-  /** Logins refused with a 503 since start because the store (Redis) failed, for the metrics. */
+  /** 503s since start because Redis failed, for the metrics. */
   readonly refusedForStoreFailure: number
 }
 
@@ -45,24 +39,16 @@ declare module 'fastify' {
   }
 }
 
-/**
- * How long an attempt past a limit only because of attempts in flight waits for them, polling
- * from 25 ms up to every 200 ms. Password checks settle in tens of milliseconds; what lasts longer
- * is the end of a Redis stall, when every login it held is in flight at once, beside counts that
- * timed out and whose give-backs queue behind them. A right password must not be refused for that.
- */
+/** Outlasts the end of a Redis stall, when every login it held is in flight at once (docs/decisions.md, "Login"). */
 const IN_FLIGHT_WAIT_MS = 3000
 
 const usernameKey = (username: string) => `user:${username.toLowerCase()}`
 const addressKey = (request: FastifyRequest) => `addr:${request.ip}`
 
 /**
- * Throttles failed logins, not logins: @fastify/rate-limit counts every request, while a
- * password-guessing defence must count failures per username and per client address (the
- * address is the socket's unless TRUST_PROXY names the load balancer). Each attempt is counted
- * before its password is checked and given back when it succeeds or cannot be checked, so
- * concurrent guesses cannot slip past the limit together. Each is counted under its own id, so
- * that giving it back removes exactly it, even when the store ran the count after giving up on it.
+ * Throttles failed logins per username and per client address, which @fastify/rate-limit (counting every request)
+ * cannot. Each attempt is counted under its own id before its password check and given back by that id, even if
+ * the store ran the count late (docs/decisions.md, "Login").
  */
 export default fp(async function loginThrottle (fastify: FastifyInstance, options: LoginThrottleOptions) {
   const limits = options
@@ -76,10 +62,8 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
   let refusedForStoreFailure = 0
 
   /**
-   * A throttle that cannot count must not let guesses through: the login answers 503, and the
-   * attempt is given back, so that an outage locks nobody out. Every operation settles first, so
-   * that each command is sent before its give-back. A Redis that refuses will not recover by
-   * itself, so it is an error line; one that is away is the outage log's.
+   * A throttle that cannot count must not let guesses through: 503, and the attempt is given back. Settling every
+   * operation first sends each command before its give-back. A refusing Redis will not recover: an error line.
    */
   async function storeAnswers<T extends readonly unknown[]> (
     request: FastifyRequest, operations: readonly [...{ [K in keyof T]: Promise<T[K]> }], giveBack: () => void

@@ -6,25 +6,21 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** This app's metrics, in the Prometheus text format through `metricsRegistry.metrics()`. */
+    /** Prometheus text through `metricsRegistry.metrics()`. */
     metricsRegistry: Registry
   }
 }
 
-/**
- * Upper bounds of the request-duration buckets, in seconds: prom-client's defaults with 1 ms
- * below them, since most answers here take under 5 ms. Alert rules on the default bounds still work.
- */
+/** prom-client's defaults plus 1 ms, as most answers take under 5 ms; alerts on the default bounds still work. */
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
-/** Methods left out, as fastify-metrics left them out before: HEAD routes only mirror GET ones. */
+/** As fastify-metrics did: HEAD routes only mirror GET ones. */
 const UNTIMED_METHODS = new Set(['HEAD', 'OPTIONS', 'TRACE', 'CONNECT'])
 
 type DurationLabel = 'method' | 'route' | 'status_code'
 
 /**
- * Each route's requests timed into `durations`, labelled with the route's pattern (never the raw
- * URL, which carries tokens), method and status. The label children are bound once per method and
- * status of a route, so a request costs one map lookup and one observation, not a label object.
+ * By route pattern, never the raw URL (it carries tokens). Label children are bound once per method and status
+ * of a route, so a request costs a map lookup, not a label object.
  */
 function timeEachRoute (fastify: FastifyInstance, durations: Histogram<DurationLabel>): void {
   fastify.addHook('onRoute', (route) => {
@@ -48,7 +44,7 @@ function timeEachRoute (fastify: FastifyInstance, durations: Histogram<DurationL
   })
 }
 
-/** For counts kept since the start: what each (by name) grew by since the previous call. */
+/** What each named running total grew by since the previous call. */
 function growthOfCounts (): (name: string, total: number) => number {
   const counted = new Map<string, number>()
   return (name, total) => {
@@ -58,13 +54,7 @@ function growthOfCounts (): (name: string, total: number) => number {
   }
 }
 
-/**
- * Prometheus metrics of this app, in a registry of its own: requests by route pattern, method and
- * status, with their latency; Node's defaults, event-loop delay included; the Markdown render
- * queue; the database pool and notifications; logins the throttle refused because its store failed; fair-share refusals; requests
- * that matched no route; sessions started and ended, by cause (plugins/health.ts adds readiness). No route serves them: `listenForMetrics`
- * does, on a port of its own that the balancer never forwards to.
- */
+/** Listed in docs/operations.md; served by `listenForMetrics` on a port the balancer never forwards to, not a route. */
 export default fp(async function metrics (fastify: FastifyInstance) {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })

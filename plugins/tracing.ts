@@ -1,12 +1,7 @@
 /**
- * OpenTelemetry traces, loaded only when config.ts's isTracingOn says so (server.ts imports this
- * module dynamically): a span per request with its route and status (@fastify/otel), child
- * spans for each PostgreSQL query and Redis command, exported over OTLP/HTTP. The standard
- * OTEL_* variables (service name, resource attributes, sampler, batch delays, headers) apply.
- *
- * Tokens travel in query strings and form bodies: no span holds a query string or a body. The
- * request span keeps the path only; pg's spans hold the statement with its placeholders, never
- * its values; ioredis's hold the command and its keys (a username, an address).
+ * OpenTelemetry traces over OTLP/HTTP, imported by server.ts only when isTracingOn (config.ts); OTEL_* variables apply.
+ * Tokens travel in query strings and bodies, so no span holds either: the request span keeps the path, pg's spans the
+ * statement without its values, ioredis's the command and its keys (a username, an address).
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
@@ -28,28 +23,24 @@ export interface Tracing {
   plugin: FastifyPluginAsync
   /** The app's Fastify `logController`: the plugin writes the "incoming request" line itself. */
   logController: AccessLog
-  /** Exports the spans still buffered, then stops. */
+  /** Exports the spans still buffered, within a bound, then stops. */
   shutdown: () => Promise<void>
 }
 
-/** The URL's path as a span may carry it: a token a client put there by mistake is redacted, as in the logs. */
+/** Redacted as in the logs: a client may put a token in the path by mistake. */
 const pathOf = (url: string): string => redactUrl(url.split('?', 1)[0] as string)
 
 /**
- * Fastify writes "incoming request" (a `debug` line, plugins/access-log.ts) before the first hook, so
- * before the request has a span; with tracing on, the tracing plugin writes that line from its
- * hook instead, with the trace id. (A request refused before routing, such as a malformed URL,
- * then has only its "request completed".)
+ * Fastify logs "incoming request" before the first hook, so before the span: the tracing plugin logs it instead, with
+ * the trace id. A request refused before routing (a malformed URL) then logs only "request completed".
  */
 class IncomingLoggedByTracing extends AccessLog {
   override incomingRequest (): void {}
 }
 
 /**
- * Starts the tracer provider and the pg and ioredis instrumentations. It must run before `pg`
- * and `ioredis` are loaded, and they must be loaded with `require` (lib/store/connect.ts,
- * plugins/login-throttle.ts), which the instrumentations hook without an ESM loader: both load
- * lazily, as the app opens its database and its Redis connection, after this has run.
+ * Must run before `pg` and `ioredis` load, and they must load with `require` (lib/store/connect.ts,
+ * plugins/login-throttle.ts): the instrumentations hook `require` without an ESM loader.
  */
 export function startTracing (): Tracing {
   const provider = new NodeTracerProvider({
@@ -58,7 +49,7 @@ export function startTracing (): Tracing {
       .merge(detectResources({ detectors: [envDetector] })),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())]
   })
-  // The global provider, W3C trace-context propagation (`traceparent`), and async context.
+  // Also installs `traceparent` propagation and async context.
   provider.register()
   const instrumentations = [
     new PgInstrumentation({ requireParentSpan: true }),
@@ -75,15 +66,13 @@ export function startTracing (): Tracing {
   })
 
   const plugin = fp(async function tracing (fastify: FastifyInstance) {
-    // The span's error status takes the error's message, and a body parser's message quotes the
-    // body (a password, a token) around the fault. Added first, this runs before @fastify/otel's
-    // onError hook; plugins/errors.ts answers these errors with fixed messages of its own anyway.
+    // A body parser's message quotes the body (a password, a token) and would become the span's status. Added first,
+    // this runs before @fastify/otel's onError; plugins/errors.ts answers with fixed messages anyway.
     fastify.addHook('onError', async (_request, _reply, error) => {
       if (error instanceof SyntaxError || error.code?.startsWith('FST_ERR_CTP_') === true) error.message = 'Malformed request body'
     })
     await fastify.register(fastifyOtel.plugin())
-    // The trace id on every log line of the request from here on, beside its reqId; then the
-    // "incoming request" line that Fastify leaves to this hook (IncomingLoggedByTracing).
+    // The trace id on the request's later log lines; then the "incoming request" line (IncomingLoggedByTracing).
     fastify.addHook('onRequest', async (request, reply) => {
       const { span } = request.opentelemetry()
       if (span != null) {
@@ -99,8 +88,7 @@ export function startTracing (): Tracing {
     logController: new IncomingLoggedByTracing(),
     async shutdown () {
       for (const instrumentation of instrumentations) instrumentation.disable()
-      // A collector that does not answer must not hold the exit past close-with-grace's delay
-      // (which would exit 1): the spans still buffered after this bound are given up.
+      // A silent collector must not hold the exit past close-with-grace's delay (exit 1): late spans are given up.
       await Promise.race([provider.shutdown(), sleep(SHUTDOWN_BOUND_MS, undefined, { ref: false })])
     }
   }

@@ -1,35 +1,24 @@
 import { LRUCache } from 'lru-cache'
 import type { OpenSession, SessionId, SessionStore } from '../store/session-store.js'
 
-/** Sessions kept for token checks, each kind, the least recently used going first. */
 const MAX_CACHED_SESSIONS = 10_000
 
 /**
- * Whether a session still holds, as token checks ask it on every request, without a read of the
- * database in the steady state. An open session is kept while the counters' sessions version
- * holds: every session that ends anywhere (a logout on another replica, the CLI, a password
- * change) moves it, and the request's own read of the counters, which it makes anyway
- * (UserDirectory.latestCounters), sees that. An ended session never opens again, so knowing it
- * ended needs no version at all.
+ * Answers token checks without a database read in the steady state. Open sessions are cached while the counters'
+ * sessions version holds: any session ending anywhere moves it, and every request reads the counters anyway
+ * (UserDirectory.latestCounters). An ended session never reopens, so that needs no version.
  */
 export class OpenSessions {
-  /** Emptied whenever the sessions version moves. */
   private readonly cached = new LRUCache<SessionId, OpenSession>({ max: MAX_CACHED_SESSIONS })
-  /** Sessions known to have ended (or never to have been ours): refused for good. */
+  /** Ended, or never ours: refused for good. */
   private readonly ended = new LRUCache<SessionId, true>({ max: MAX_CACHED_SESSIONS })
-  /** The sessions version the open sessions above were read under. */
+  /** The version `cached` was read under. */
   private version: number | undefined
 
-  /**
-   * @param sessionsVersion the sessions version of the latest read of the counters, which each
-   *   request makes before it asks here
-   */
+  /** @param sessionsVersion from the request's read of the counters, made before it asks here */
   constructor (private readonly store: SessionStore, private readonly sessionsVersion: () => number | undefined) {}
 
-  /**
-   * Session `id`, if it is `userId`'s and has neither ended nor expired, as of the request's read
-   * of the counters.
-   */
+  /** The session if still open and `userId`'s, as of the request's read of the counters. */
   async open (id: SessionId, userId: number, now = Date.now()): Promise<OpenSession | undefined> {
     if (this.ended.has(id)) return undefined
     this.currentVersion()
@@ -37,7 +26,7 @@ export class OpenSessions {
     return session !== undefined && session.userId === userId && session.expiresAt > now ? session : undefined
   }
 
-  /** A session this replica ended: refused here from now on, whatever the counters say. */
+  /** Ended by this replica: refused here at once, whatever the counters say. */
   forget (id: SessionId): void {
     this.cached.delete(id)
     this.ended.set(id, true)
@@ -55,7 +44,7 @@ export class OpenSessions {
     return session
   }
 
-  /** The version the counters now say, after dropping the open sessions if it moved. */
+  /** Drops the cached sessions when the version moved. */
   private currentVersion (): number | undefined {
     const version = this.sessionsVersion()
     if (version !== this.version) {

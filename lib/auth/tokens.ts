@@ -12,31 +12,22 @@ export type TokenUse = 'access' | 'refresh'
 export const TOKEN_ISSUER = 'meridian'
 export const TOKEN_AUDIENCE = 'meridian-api'
 const TOKEN_ALGORITHM = 'HS256'
-/** Far above any token we issue; anything longer is refused before it is decoded. */
+/** Far above any token we issue; longer ones are refused before they are decoded. */
 export const MAX_TOKEN_LENGTH = 2048
 
 export interface TokenSubject { id: number, tokenVersion: number }
-/** The session a token belongs to, and when it expires (UNIX ms, a whole second): its refresh token's `exp`. */
+/** `expiresAt`: UNIX ms, a whole second; its refresh token's `exp`. */
 export interface TokenSession { id: SessionId, expiresAt: number }
 
-/**
- * What a verified token proves: who it was issued to, under which token version, in which session,
- * until when. `sessionId` is null only for an access token issued before sessions existed
- * (docs/decisions.md, "Sessions"); such a refresh token is refused.
- */
+/** `sessionId` is null only for an access token from before sessions (docs/decisions.md, "Sessions"). */
 export interface VerifiedToken { userId: number, tokenVersion: number, sessionId: SessionId | null, use: TokenUse, expiresAtSeconds: number }
 
-/** What the answers of login and refresh carry of an access token. */
+/** The access-token part of the login and refresh answers. */
 export interface AccessGrant { access_token: AccessToken, expires_in: number }
 
 const SESSION_ID = /^[A-Za-z0-9_-]{22}$/
 
-/**
- * Tokens whose signature and claims were checked, remembered until they expire: a client sends
- * the same access token with every request, and checking it again costs more than the rest of
- * a token check. Past this many the least recently used is forgotten. Whether the user still
- * holds the token is checked on every request all the same (plugins/tokens.ts).
- */
+/** Re-checking a signature costs more than the rest of a token check; revocation is still checked per request. */
 const MAX_REMEMBERED_TOKENS = 10_000
 
 export class InvalidTokenError extends Error {
@@ -44,14 +35,13 @@ export class InvalidTokenError extends Error {
 }
 
 export interface TokenServiceOptions {
-  /** Signs every new token. */
   currentSecret: string
-  /** Still verify tokens (during a key rotation) but never sign. */
+  /** Verify only, during a key rotation. */
   previousSecrets: readonly string[]
   accessTtlSeconds: number
 }
 
-/** A public, stable name for a key: tokens carry it as `kid` so the verifier picks the key. */
+/** Public and stable: tokens carry it as `kid` so the verifier picks the key. */
 export function keyIdOf (secret: string): string {
   return createHash('sha256').update(secret).digest('base64url').slice(0, 16)
 }
@@ -80,14 +70,10 @@ export class TokenService {
     ]))
   }
 
-  /**
-   * An access token of the session, and its `expires_in`: the access TTL, or less when the
-   * session expires sooner (a token never outlives its session).
-   */
+  /** `expires_in` is the access TTL, or less: a token never outlives its session. */
   accessGrant (subject: TokenSubject, session: TokenSession): AccessGrant {
     const nowMs = Date.now()
-    // Rounded up, so the token lives at least the `expires_in` the answer promises: `iat` + TTL would end up to
-    // a second early (at once, for a TTL of 1 s issued at the end of a second).
+    // Rounded up, so the token lives at least the promised `expires_in`; `iat` + TTL could end a second early.
     const expiresAtSeconds = Math.min(Math.ceil((nowMs + this.accessTtlSeconds * 1000) / 1000), session.expiresAt / 1000)
     return {
       access_token: this.sign('access', subject, session, nowMs, expiresAtSeconds) as AccessToken,
@@ -96,7 +82,6 @@ export class TokenService {
     }
   }
 
-  /** The session's refresh token: it expires with the session. */
   issueRefreshToken (subject: TokenSubject, session: TokenSession): RefreshToken {
     return this.sign('refresh', subject, session, Date.now(), session.expiresAt / 1000) as RefreshToken
   }
@@ -125,7 +110,7 @@ export class TokenService {
       return known
     }
     const verified = this.verifyAfresh(token, use)
-    // Forgotten when the token expires: from then on it is checked afresh, and refused.
+    // Expires with the token: an expired one is then checked afresh, and refused.
     this.verified.set(token, verified, { ttl: Math.max(1, verified.expiresAtSeconds * 1000 - Date.now()) })
     return verified
   }

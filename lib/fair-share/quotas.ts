@@ -1,12 +1,12 @@
 import { isIPv4 } from 'node:net'
 import { LRUCache } from 'lru-cache'
 
-/** What a quota counts, in the words of the IETF RateLimit draft's `qu` parameter. */
+/** The IETF RateLimit draft's `qu` values. */
 export type QuotaUnit = 'requests' | 'content-bytes'
 
 /** A quota over a sliding window, the same for every client. */
 export interface QuotaPolicy {
-  /** The name clients see in the RateLimit and RateLimit-Policy headers. */
+  /** Shown to clients in the RateLimit and RateLimit-Policy headers. */
   readonly name: string
   readonly quota: number
   readonly windowSeconds: number
@@ -15,47 +15,41 @@ export interface QuotaPolicy {
 
 /** Where a client stands in one policy at one moment. */
 export interface Standing {
-  /** Quota units the client may still use (once this charge is made, when it fits). */
+  /** Once this charge is made, when it fits. */
   remaining: number
   /** Seconds until the client's whole quota is back if it used no more; when refused, the Retry-After. */
   resetSeconds: number
-  /** Seconds until a charge of the asked cost fits; 0 when it fits now. */
+  /** 0 when the charge fits now. */
   retryAfterSeconds: number
 }
 
-/** The previous and current window's counts of one client. */
 interface WindowPair { previous: number, current: number }
 
-/**
- * One client's use of one policy: this replica's own charges, and the totals of every replica
- * as the shared store last reported them, each for the previous and the current window.
- */
+/** This replica's own charges, and every replica's totals as the shared store last reported them. */
 export class ClientUsage {
-  /** Index of the current window (milliseconds since the epoch ÷ the window). */
+  /** Milliseconds since the epoch ÷ the window. */
   window = 0
   readonly own: WindowPair = { previous: 0, current: 0 }
-  /** The shared totals, for `sharedWindow - 1` and `sharedWindow`; meaningful only when sharedWindow is the current window. */
+  /** For `sharedWindow - 1` and `sharedWindow`; meaningless unless sharedWindow is the current window. */
   readonly shared: WindowPair = { previous: 0, current: 0 }
   sharedWindow = -1
-  /** Whether `shared.previous` is the store's total, rather than the last total known when the window turned. */
+  /** False while `shared.previous` is only the last total known when the window turned. */
   previousFromStore = false
-  /** Charged into the current window here and not yet sent to the shared store. */
+  /** Charged here in the current window, not yet sent. */
   unsent = 0
-  /** Sent to the shared store for `sendingWindow`, not yet answered. */
+  /** Sent for `sendingWindow`, not yet answered. */
   sending = 0
   sendingWindow = -1
 
   constructor (readonly key: string) {}
 
-  /** Moves the counts on to window `window`: the current becomes the previous, or both go when a whole window passed. */
   advance (window: number): void {
     const step = window - this.window
     if (step === 0) return
     this.own.previous = step === 1 ? this.own.current : 0
     this.own.current = 0
     if (step === 1 && this.sharedWindow === this.window) {
-      // Until the store answers for the new window, the old one's total is the last one known
-      // plus what this replica charged since.
+      // Until the store answers for the new window: the last total known, plus what was charged here since.
       this.shared.previous = this.shared.current + this.unsent + (this.sendingWindow === this.window ? this.sending : 0)
       this.shared.current = 0
       this.sharedWindow = window
@@ -70,24 +64,16 @@ export class ClientUsage {
 }
 
 /**
- * Sliding-window counters per client and policy: the previous window's count weighted by the
- * part of it still inside the sliding window, plus the current window's (the approximation
- * Cloudflare and nginx-style limiters use, exact at the window's edges). Counts are this
- * replica's own, or, when a shared store answered within `staleMs`, every replica's totals
- * (`SharedCounts` keeps those), whichever is larger.
+ * Sliding-window counters: the previous window weighted by its part still inside, plus the current (Cloudflare's
+ * approximation). Counts are this replica's own, or the shared totals (SharedCounts) if fresh and larger.
  */
 export class QuotaCounter {
   private readonly usage: LRUCache<string, ClientUsage>
   private readonly windowMs: number
-  /** With a shared store: the usages charged or asked about since it last heard of them. */
+  /** Usages to sync; only with a shared store. */
   readonly touched: Set<ClientUsage> | undefined
-  /** How long the shared totals count after the store's last answer. */
   private readonly staleMs: number
-  /**
-   * When the shared store last answered a sync, or was last found with nothing to sync after one
-   * it answered (ms). Its totals count while it answers, whenever a client was last synced: one
-   * that paused keeps its last totals, plus what was charged here since.
-   */
+  /** Last answered sync, or empty sync after one (ms). While the store answers, a paused client keeps its totals. */
   storeAnsweredAt = -Infinity
 
   constructor (
@@ -111,7 +97,6 @@ export class QuotaCounter {
     return usage
   }
 
-  /** The counts a decision reads: the shared totals while the store answers and they are larger, else this replica's own. */
   private countsOf (usage: ClientUsage, time: number): WindowPair {
     const own = usage.own
     if (usage.sharedWindow !== usage.window || time - this.storeAnsweredAt > this.staleMs) return own
@@ -125,10 +110,7 @@ export class QuotaCounter {
     return counts.previous * (1 - elapsed) + counts.current
   }
 
-  /**
-   * Where `client` stands for a charge of `cost`, without charging it: when it fits, what would be
-   * left once charged; when not, how long until it fits.
-   */
+  /** Charges nothing. When it fits, what would be left once charged; when not, how long until it fits. */
   standing (client: string, cost: number): Standing {
     const time = this.now()
     const usage = this.usageOf(client)
@@ -145,11 +127,7 @@ export class QuotaCounter {
     return { remaining: Math.floor(this.policy.quota - used - cost), resetSeconds: Math.ceil((resetAt - time) / 1000), retryAfterSeconds: 0 }
   }
 
-  /**
-   * When a charge of `cost` fits: later in this window, as the previous window's weight falls,
-   * or in the next, as this window's does. `cost` is never above the quota (the configuration
-   * sees to that), so it always fits at the latest when both windows have passed.
-   */
+  /** `cost` never exceeds the quota (the configuration checks), so it fits at the latest once both windows pass. */
   private timeOfRoom (counts: WindowPair, cost: number, windowStart: number): number {
     const quota = this.policy.quota
     const roomNow = quota - counts.current - cost
@@ -161,7 +139,6 @@ export class QuotaCounter {
     return windowStart + this.windowMs + elapsedNeeded * this.windowMs
   }
 
-  /** Charges `cost` to `client` in the current window. */
   charge (client: string, cost: number): void {
     const usage = this.usageOf(client)
     usage.own.current += cost
@@ -169,7 +146,6 @@ export class QuotaCounter {
     this.touched?.add(usage)
   }
 
-  /** The shared store's key for one client's count in one window. */
   storeKey (usage: ClientUsage, window: number): string {
     return `${this.policy.name}:${usage.key}:${window}`
   }
@@ -177,7 +153,7 @@ export class QuotaCounter {
   get windowMilliseconds (): number { return this.windowMs }
 }
 
-/** The client a request is counted for: an IPv4 address, or the /64 network of an IPv6 one (one host's usual share). */
+/** An IPv4 address, or an IPv6 address's /64 (one host's usual share). */
 export function clientKeyOf (address: string): string {
   if (isIPv4(address)) return address
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)

@@ -2,20 +2,15 @@ import type MarkdownIt from 'markdown-it'
 import type { StateCore, Token } from 'markdown-it'
 
 /**
- * GFM's extended autolinks (spec 0.29, "Autolinks (extension)", after cmark-gfm's autolink.c):
- * `www.` links, `http://`, `https://` and `ftp://` URLs, and e-mail addresses in text become
- * links. A core rule over the text tokens outside links, so never in code spans, raw text or
- * another link; each URL passes markdown-it's `validateLink` like any other.
- *
- * Every scan moves forward past what it read or stops at a character that cannot be part of the
- * one before, so a text is read a bounded number of times whatever its shape.
+ * GFM 0.29's extended autolinks, after cmark-gfm's autolink.c: a core rule over text tokens outside links, so never
+ * in code, raw HTML or another link; each URL passes `validateLink`. Every scan moves forward or stops at a character
+ * that cannot continue the one before, so a text is read a bounded number of times whatever its shape.
  */
 
 const isAlpha = (code: number): boolean => (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a)
 const isAlnum = (code: number): boolean => isAlpha(code) || (code >= 0x30 && code <= 0x39)
 const isSpace = (code: number): boolean => code === 0x20 || (code >= 0x09 && code <= 0x0d)
 const isHostChar = (code: number): boolean => isAlnum(code) || code === 0x2d || code === 0x5f || code >= 0x80
-/** Where a `www.` link may begin after: a space or one of `*`, `_`, `~`, `(` (or the start of the text). */
 const BEFORE_WWW = new Set(Array.from('*_~(', (character) => character.charCodeAt(0)))
 const TRAILING_PUNCTUATION = new Set(Array.from('?!.,:*_~\'"', (character) => character.charCodeAt(0)))
 const EMAIL_LOCAL_PUNCTUATION = new Set(Array.from('.+-_', (character) => character.charCodeAt(0)))
@@ -23,7 +18,7 @@ const URL_SCHEMES = ['http', 'https', 'ftp']
 
 interface Domain { end: number, valid: boolean }
 
-/** The run of host characters and periods from `start`: valid with a period (`www.` counts) unless an underscore is in its last two segments. */
+/** Valid with a period (`www.` counts) and no underscore in its last two segments. */
 function scanDomain (text: string, start: number, needsPeriod: boolean): Domain {
   let periods = 0
   let underscoresLast = 0
@@ -42,9 +37,9 @@ function scanDomain (text: string, start: number, needsPeriod: boolean): Domain 
   return { end, valid: end > start && (!needsPeriod || periods > 0) && underscoresBefore === 0 && underscoresLast === 0 }
 }
 
-/** The end of a link that may run to `end`: up to a `<`, less trailing punctuation, unmatched `)` and an entity-like `&name;`. */
+/** Stops at `<`; drops trailing punctuation, an unmatched `)` and an entity-like `&name;`. */
 function trimLinkEnd (text: string, start: number, end: number): number {
-  // Only within the link: a search to the end of the text would make many links quadratic.
+  // Only within the link: searching to the end of the text would make many links quadratic.
   for (let index = start; index < end; index++) {
     if (text.charCodeAt(index) === 0x3c) { end = index; break }
   }
@@ -78,7 +73,6 @@ const pathEnd = (text: string, from: number): number => {
 
 interface Found { start: number, end: number, href: string }
 
-/** The first extended autolink in `text` from `from`, or null. */
 function findAutolink (text: string, from: number): Found | null {
   for (let index = from; index < text.length; index++) {
     const code = text.charCodeAt(index)
@@ -135,7 +129,6 @@ function linkTokens (state: StateCore, text: string, found: Found): Token[] | nu
   return [open, content, close]
 }
 
-/** A text token as text and links; null when it holds none. */
 function splitText (state: StateCore, token: Token): Token[] | null {
   const text = token.content
   const pieces: Token[] = []
@@ -163,11 +156,8 @@ function splitText (state: StateCore, token: Token): Token[] | null {
 }
 
 /**
- * Whether a text may hold an extended autolink: each has a `://`, an `@` or a `www.`. Most text
- * has none, and these native searches cost much less than the scan (or one regular expression).
- * An inline token's content is its source, and no text token inside it holds what the source
- * does not (entities and escapes are `text_special` tokens until `text_join`), so a block whose
- * source fails it is skipped whole.
+ * Native searches, far cheaper than the scan, and most text has none of these. Entities and escapes stay
+ * `text_special` until `text_join`, so no text token holds what its block's source lacks: a failing block is skipped.
  */
 const mayHoldAutolink = (text: string): boolean => text.includes('://') || text.includes('@') || text.includes('www.')
 
@@ -188,6 +178,6 @@ function linkExtendedAutolinks (state: StateCore): void {
 }
 
 export function extendedAutolinks (md: MarkdownIt): void {
-  // Before text_join: as in cmark-gfm, an escaped character is a text of its own, which no link crosses (`<foo\+@bar.example.com>`).
+  // Before text_join: as in cmark-gfm, no link crosses an escaped character (`<foo\+@bar.example.com>`).
   md.core.ruler.after('inline', 'extended_autolinks', linkExtendedAutolinks)
 }

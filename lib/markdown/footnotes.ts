@@ -6,31 +6,20 @@ import { wrapInlineRule } from './wrap-inline-rule.js'
 import { ownMarkAttribute } from './raw-html.js'
 
 /**
- * GitHub's footnotes, on markdown-it-footnote's parser, with the HTML that
- * micromark-extension-gfm-footnote documents and github.com serves: `[^label]` references
- * numbered by first use, definitions anywhere (several blocks, nested in containers), the first
- * definition of a label winning, unreferenced definitions left out, references without a
- * definition left as text, and a back-reference for every use.
- *
- * Three things of the plugin are bent, each where GitHub differs or hostile input would make it
- * slower than linear:
- * - labels follow GitHub's grammar (at most 999 characters, no whitespace or brackets) and match
- *   as link labels do, whatever their case; the plugin matched them as written, and read a
- *   reference's label to the end of its line, so that `[^` repeated on one line was quadratic;
- * - `^[inline notes]`, which GitHub does not have, are off;
- * - the closing list is assembled in one pass: the plugin appended each footnote to a copy of the
- *   whole token stream, quadratic in the number of footnotes.
+ * GitHub's footnotes on markdown-it-footnote's parser, with the HTML of micromark-extension-gfm-footnote.
+ * The plugin is bent where GitHub differs or hostile input was quadratic (docs/decisions.md, "Markdown"):
+ * labels follow GitHub's grammar, match whatever their case and are no longer read to the end of the line,
+ * inline notes are off, and the closing list is built in one pass (the plugin copied the tokens per footnote).
  */
 
-/** GitHub's (micromark's) longest label, as CommonMark's for link labels. */
+/** GitHub's (micromark's), as CommonMark's for link labels. */
 const MAX_LABEL_LENGTH = 999
 const OPEN_BRACKET = 0x5b
 const CLOSE_BRACKET = 0x5d
 const CARET = 0x5e
 
-/** The prefix GitHub gives every id it lets through, so that none clobbers an id of the page. */
+/** GitHub's, so that no id of a document clobbers one of the page. */
 export const ID_PREFIX = 'user-content-'
-/** The closing section's heading, which every reference names as its description. */
 const SECTION_HEADING_ID = 'footnote-label'
 
 const isLabelCharacter = (code: number): boolean =>
@@ -46,16 +35,15 @@ export function footnoteLabelAt (source: string, start: number, end: number): st
   return source.slice(start + 2, position)
 }
 
-/** What this module keeps in markdown-it's per-render `env`; `footnotes` is the plugin's own. */
+/** markdown-it's per-render `env`; `footnotes` is the plugin's own. */
 interface FootnoteEnv {
   footnotes?: { refs?: Record<string, number> }
   /** Labels with a definition, normalized. */
   footnoteLabels?: Set<string>
-  /** The ids the closing section gave out, without ID_PREFIX, for in-document links. */
+  /** Without ID_PREFIX, for in-document links. */
   footnoteIds?: Set<string>
 }
 
-/** What the renderer rules read off a reference or back-reference token. */
 interface FootnoteUse { number: number, id: string, use: number }
 
 function definitionsFollowGitHub (md: MarkdownIt): void {
@@ -84,17 +72,13 @@ function referencesFollowGitHub (md: MarkdownIt): void {
   })
 }
 
-/** GitHub's id for a label: normalized, lower case, percent-encoded as a URL fragment. */
 function footnoteId (md: MarkdownIt, normalizedLabel: string): string {
   return md.utils.lib.mdurl.encode(normalizedLabel.toLowerCase())
 }
 
 interface Definition { label: string, tokens: Token[] }
 
-/**
- * The closing section, in one pass over the tokens: definitions out of the document (nested ones
- * out of theirs), references numbered by first use, then one list item per referenced label.
- */
+/** One pass: definitions out of the document, references numbered by first use, an item per referenced label. */
 function closingSection (md: MarkdownIt) {
   return (state: StateCore): void => {
     const env = state.env as FootnoteEnv
@@ -138,7 +122,7 @@ function closingSection (md: MarkdownIt) {
       item.meta = { id }
       document.push(item)
       const content = definitions.get(label) ?? []
-      // Back-references go at the end of the last paragraph, as GitHub puts them, or on a line of their own.
+      // As GitHub: back-references end the last paragraph, or else stand on a line of their own.
       const lastParagraph = content.at(-1)?.type === 'paragraph_close' ? content.pop() : undefined
       for (const token of content) document.push(token)
       for (let use = 1; use <= uses; use++) {
@@ -155,7 +139,6 @@ function closingSection (md: MarkdownIt) {
   }
 }
 
-/** `user-content-fnref-x`, `…-x-2` for the second use and on. */
 const referenceId = ({ id, use }: FootnoteUse): string => `${ID_PREFIX}fnref-${id}${use > 1 ? `-${use}` : ''}`
 
 function githubHtml (md: MarkdownIt): void {
@@ -185,7 +168,7 @@ function githubHtml (md: MarkdownIt): void {
 }
 
 export function githubFootnotes (md: MarkdownIt): void {
-  // @types/markdown-it-footnote declares it against markdown-it's CommonJS types, which differ from the ES module's.
+  // Its types are declared against markdown-it's CommonJS types, which differ from the ES module's.
   md.use(markdownItFootnote as unknown as PluginSimple)
   md.inline.ruler.disable('footnote_inline')
   definitionsFollowGitHub(md)
@@ -194,5 +177,5 @@ export function githubFootnotes (md: MarkdownIt): void {
   githubHtml(md)
 }
 
-/** The ids of footnotes and their references in a rendered document, without ID_PREFIX. */
+/** Ids of a render's footnotes and references, without ID_PREFIX. */
 export const footnoteIdsOf = (env: object): ReadonlySet<string> => (env as FootnoteEnv).footnoteIds ?? new Set()

@@ -6,33 +6,23 @@ import { parseFragment, type DefaultTreeAdapterMap } from 'parse5'
 import { OWN_FRAGMENT_TAG, OWN_MARK_ATTRIBUTE } from './raw-html.js'
 
 /**
- * A rendered document that holds raw HTML, made what github.com would show: parsed whole by an
- * HTML5 parser (parse5, the algorithm browsers use), sanitized by hast-util-sanitize with GitHub's
- * allowlist, and written out again. docs/decisions.md ("Raw HTML") says why this sanitizer.
- *
- * The service's own markup (heading ids, footnotes, alerts, task-list checkboxes, table alignment,
- * a fence's language) carries this render's mark (raw-html.ts). It is set aside before sanitizing
- * and put back after, through a second schema that holds exactly the attributes the service writes,
- * so that raw HTML can neither forge it (an input `class="markdown-alert"` is dropped) nor, by
- * leaving a tag open before it, add attributes of its own to it.
+ * Raw HTML as github.com shows it: the whole render parsed as browsers do (parse5), sanitized with GitHub's
+ * allowlist (docs/decisions.md, "Raw HTML"). The service's own markup, carrying this render's mark (raw-html.ts),
+ * is set aside and put back through a schema of exactly what the service writes: raw HTML can neither forge it
+ * nor, by leaving a tag open before it, add attributes to it.
  */
 
 type Parse5Node = DefaultTreeAdapterMap['node']
 type Parse5Parent = DefaultTreeAdapterMap['parentNode']
 
-/**
- * Elements nested deeper are made siblings (Chromium's parser does so past 512): the tree utilities
- * recurse, 1 MiB of `<div>` would be 200,000 levels, and the writer's cost grows with depth
- * (docs/performance.md, "Raw HTML").
- */
+/** Deeper elements become siblings: tree utilities recurse, writing costs grow with depth (docs/performance.md). */
 export const MAX_HTML_DEPTH = 32
 
-/** The service's URL policy, given by lib/markdown/render.ts: false for a URL that must not be emitted. */
+/** render.ts's policy: false for a URL that must not be emitted. */
 export type UrlPolicy = (url: string) => boolean
 
 const MARK_PROPERTY = 'dataMeridianOwn'
 
-/** Properties of raw HTML that hold URLs; each goes through the service's URL policy. */
 const URL_PROPERTIES = ['href', 'src', 'cite', 'longDesc'] as const
 
 const withoutClassesAndData = (definitions: Schema['attributes']): NonNullable<Schema['attributes']> => Object.fromEntries(
@@ -42,10 +32,8 @@ const withoutClassesAndData = (definitions: Schema['attributes']): NonNullable<S
   })]))
 
 /**
- * GitHub's allowlist for raw HTML, as hast-util-sanitize's default schema holds it (taken from
- * github.com), less what it allows for the markup GitHub itself writes: no `class`, no `data-*`, no
- * `<input>`. URLs are checked by the service's policy (`UrlPolicy`) instead of its list of schemes,
- * so that raw HTML and Markdown links follow one rule.
+ * GitHub's allowlist (hast-util-sanitize's default) less what it allows for GitHub's own markup: `class`, `data-*`,
+ * `<input>`. URLs go through `UrlPolicy` instead of its schemes, so raw HTML and Markdown links follow one rule.
  */
 export const RAW_HTML_SCHEMA: Schema = {
   ...defaultSchema,
@@ -62,7 +50,7 @@ export const RAW_HTML_SCHEMA: Schema = {
 const OWN_ID = /^user-content-/
 const ALERT_KINDS = ['note', 'tip', 'important', 'warning', 'caution']
 
-/** Exactly the markup the service writes that raw HTML may not: checked again, values included, when it is put back. */
+/** Exactly the markup the service writes and raw HTML may not; checked again, values included, when put back. */
 const OWN_MARKUP_SCHEMA: Schema = {
   tagNames: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'th', 'td', 'div', 'p', 'code', 'section', 'li', 'a', 'input'],
   attributes: {
@@ -87,12 +75,9 @@ const OWN_MARKUP_SCHEMA: Schema = {
 }
 
 /**
- * The parsed document made ready for the tree utilities, in one walk: past MAX_HTML_DEPTH each
- * element follows its ancestor at that depth, empty, then its own content; a template's content
- * (never shown) is dropped; and a mark stays only on an element whose first attribute it is, with
- * this render's value. The service writes its mark first; an element of raw HTML that takes in one
- * of the service's start tags (`<div` left open before a heading) has its own attributes and the
- * swallowed tag's name before it, so it never passes for the service's own.
+ * One walk: flattens past MAX_HTML_DEPTH, drops template content (never shown), keeps a mark only as an element's
+ * first attribute with this render's value. The service writes its mark first; a raw element that swallows one of
+ * its start tags (`<div` left open) has its own attributes first, so it never passes for the service's own.
  */
 function prepare (fragment: Parse5Parent, mark: string): void {
   const stack: Array<{ node: Parse5Parent, depth: number }> = [{ node: fragment, depth: 0 }]
@@ -107,7 +92,6 @@ function prepare (fragment: Parse5Parent, mark: string): void {
   }
 }
 
-/** A template's content dropped; a mark kept only as the first attribute with this render's value. */
 function prepareElement (node: Parse5Parent, mark: string): void {
   if (node.nodeName === 'template') (node as DefaultTreeAdapterMap['template']).content.childNodes = []
   if (!('attrs' in node)) return
@@ -133,7 +117,7 @@ function flattened (nodes: Parse5Node[], parent: Parse5Parent): DefaultTreeAdapt
   return sequence
 }
 
-/** Every element of a tree, parents before children, without recursion. */
+/** Parents before children, without recursion. */
 function * elementsOf (root: Root): Generator<Element> {
   const pending: Array<Root | RootContent | ElementContent> = [root]
   while (pending.length > 0) {
@@ -143,7 +127,7 @@ function * elementsOf (root: Root): Generator<Element> {
   }
 }
 
-/** Own markup (a mark that `prepare` kept) set aside: its mark becomes an index into what it returns. */
+/** Each mark that `prepare` kept becomes an index into the returned list. */
 function setAsideOwnMarkup (tree: Root): Array<{ tagName: string, properties: Properties }> {
   const own: Array<{ tagName: string, properties: Properties }> = []
   for (const element of elementsOf(tree)) {
@@ -156,20 +140,16 @@ function setAsideOwnMarkup (tree: Root): Array<{ tagName: string, properties: Pr
   return own
 }
 
-/** The place of an own fragment becomes the fragment, written as it is (the render's own markup, never sanitized). */
 function putFragmentBack (place: Element, properties: Properties, fragments: readonly string[]): void {
   const index = String(properties.dataIndex)
   const fragment = /^\d+$/.test(index) ? fragments[Number(index)] : undefined
-  // Made a `raw` node in place, which hast-util-to-html writes as it is (allowDangerousHtml below).
+  // A `raw` node, written unsanitized (allowDangerousHtml below): the fragment is the service's own markup.
   const node = place as unknown as Record<string, unknown>
   for (const key of ['tagName', 'properties', 'children']) delete node[key]
   Object.assign(node, { type: 'raw', value: fragment ?? '' })
 }
 
-/**
- * Own markup back in its place, through OWN_MARKUP_SCHEMA: one sanitize of them all, each childless, in order;
- * own fragments as they were written.
- */
+/** Through OWN_MARKUP_SCHEMA: one sanitize of them all, each childless, in order; own fragments as written. */
 function putBack (places: Element[], own: Array<{ tagName: string, properties: Properties }>, fragments: readonly string[]): void {
   const ownTags = new Set(OWN_MARKUP_SCHEMA.tagNames)
   const ownOf = (place: Element): { tagName: string, properties: Properties } => own[Number(place.properties[MARK_PROPERTY])]!
@@ -189,15 +169,10 @@ function putBack (places: Element[], own: Array<{ tagName: string, properties: P
   for (const place of places) if (place.properties !== undefined) delete place.properties[MARK_PROPERTY]
 }
 
-/**
- * Each candidate's URL of a `srcset`, read more widely than a browser does: every piece between
- * whitespace and commas must pass (a descriptor such as `2x` does), so that no reading of the list
- * finds a refused URL in it.
- */
+/** Every piece between whitespace and commas must pass (`2x` does), so no reading of the list finds a refused URL. */
 const isSafeSrcset = (srcset: string, isSafeUrl: UrlPolicy): boolean =>
   srcset.split(/[\t\n\f\r ,]+/).every((piece) => piece === '' || isSafeUrl(piece))
 
-/** The raw HTML's URLs through the service's policy, an attribute that fails removed. */
 function applyUrlPolicy (element: Element, isSafeUrl: UrlPolicy): void {
   const { properties } = element
   for (const name of URL_PROPERTIES) {
@@ -207,10 +182,7 @@ function applyUrlPolicy (element: Element, isSafeUrl: UrlPolicy): void {
   if (properties.srcSet !== undefined && !isSafeSrcset(String(properties.srcSet), isSafeUrl)) delete properties.srcSet
 }
 
-/**
- * A link to `#install` where raw HTML has `<a name="install">` (now `user-content-install`) points
- * at it, as links to headings and footnotes do (anchors.ts).
- */
+/** `#install` points at raw `<a name="install">`, now `user-content-install`, as for headings (anchors.ts). */
 function linkToRawAnchors (fragmentLinks: Element[], rawIds: Set<string>): void {
   for (const link of fragmentLinks) {
     const fragment = String(link.properties.href).slice(1)
@@ -225,7 +197,7 @@ function linkToRawAnchors (fragmentLinks: Element[], rawIds: Set<string>): void 
   }
 }
 
-/** `html`, rendered by lib/markdown/render.ts with own markup marked `mark` and its own `fragments`, as github.com shows it. */
+/** `html` from render.ts, its own markup marked `mark`, as github.com shows it. */
 export function githubHtml (html: string, mark: string, isSafeUrl: UrlPolicy, fragments: readonly string[] = []): string {
   const fragment = parseFragment(html)
   prepare(fragment, mark)
@@ -247,6 +219,6 @@ export function githubHtml (html: string, mark: string, isSafeUrl: UrlPolicy, fr
   }
   putBack(ownPlaces, own, fragments)
   if (rawIds.size > 0) linkToRawAnchors(fragmentLinks, rawIds)
-  // Raw nodes are only the own fragments put back: the parser never makes one.
+  // Safe: the only raw nodes are the own fragments put back; the parser never makes one.
   return toHtml(clean, { closeSelfClosing: true, characterReferences: { useNamedReferences: true }, allowDangerousHtml: true })
 }

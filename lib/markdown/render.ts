@@ -16,22 +16,16 @@ import { highlightCode } from './code-highlight.js'
 import { displayMath, githubMath } from './math.js'
 
 /**
- * Markdown to HTML that is safe to embed: GitHub Flavored Markdown (CommonMark plus tables,
- * strikethrough, task list items and extended autolinks), raw HTML as github.com shows it (or
- * escaped), dangerous URL schemes never emitted, and work bounded by the size of the input
- * whatever its shape. Built on markdown-it's public interface: its options, its
- * `validateLink`, rules added through its rulers, and renderer rules. Knows nothing of HTTP.
+ * GFM to HTML that is safe to embed: raw HTML as github.com shows it (or escaped), no dangerous URL scheme,
+ * work bounded by the input's size whatever its shape. Only markdown-it's public interface; no HTTP.
  */
 
-/** Longest accepted source, in characters as JSON Schema counts them; the request schema enforces it. */
+/** In characters as JSON Schema counts them; the request schema enforces it. */
 export const MAX_MARKDOWN_LENGTH = 1_048_576
 
 /**
- * markdown-it's `maxNesting` (blocks and inline links/images), the CommonMark preset's 20.
- * It keeps the cost of each line linear in the depth it is nested at. A list or block quote
- * whose content would reach it is text instead (lib/markdown/deep-containers.ts): about nine
- * nested lists, and nothing of the input is left out. Links and images nested past it are
- * text by markdown-it's own inline parser.
+ * markdown-it's `maxNesting`: keeps each line's cost linear in its depth. Containers that would reach it
+ * become text (deep-containers.ts), so no input is dropped (docs/decisions.md, "Markdown").
  */
 export const MAX_NESTING = 20
 
@@ -47,7 +41,7 @@ const SCHEME = /^([a-z][a-z0-9+.-]*):/
 const EDGE_CONTROLS_AND_SPACES = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g
 const TAB_AND_NEWLINES = /[\t\n\r]/g
 const PERCENT_ESCAPE = /%([0-9a-f]{2})/gi
-/** Beginnings that no stripping or percent-decoding changes, and whose scheme is allowed (or none). */
+/** Allowed (or no) scheme, unchangeable by stripping or percent-decoding: no further check needed. */
 const PLAINLY_SAFE = /^(?:https?:\/\/|[#/])/i
 
 function hasSafeScheme (url: string): boolean {
@@ -59,14 +53,9 @@ function hasSafeScheme (url: string): boolean {
 }
 
 /**
- * The URL policy for links, images, autolinks and reference definitions: refuse the schemes
- * `javascript:`, `vbscript:`, `file:` and `data:` (except `data:image/gif|png|jpeg|webp`).
- *
- * markdown-it calls it with the destination already entity-decoded, which is the attribute
- * value a browser will read. markdown-it's default only trims and lowercases; this one also
- * strips what a browser strips (C0 controls and spaces at the ends, tabs and newlines anywhere)
- * and checks the percent-decoded form too, so `java%09script:` and `%01javascript:` are refused.
- * Refusing is always safe: the destination then renders as plain text.
+ * URL policy for links, images, autolinks and raw HTML: refuses `javascript:`, `vbscript:`, `file:` and `data:`
+ * (but `data:image/gif|png|jpeg|webp`). Gets the entity-decoded value; strips what a browser strips and checks the
+ * percent-decoded form too, so `java%09script:` and `%01javascript:` are refused. Refused destinations become text.
  */
 export function isSafeUrl (url: string): boolean {
   if (PLAINLY_SAFE.test(url)) return true
@@ -76,10 +65,7 @@ export function isSafeUrl (url: string): boolean {
 
 const TILDE = 0x7e
 
-/**
- * A run of three or more tildes is text, as in GitHub's spec (`This will ~~~not~~~ strike.`,
- * example 493 of GFM 0.29), where markdown-it would cut it into `~~` pairs and strike with them.
- */
+/** GFM 0.29 example 493: three or more tildes are text; markdown-it would strike with `~~` pairs of them. */
 function tildeRunsAsText (state: StateInline, silent: boolean): boolean {
   const start = state.pos
   let end = start
@@ -91,10 +77,8 @@ function tildeRunsAsText (state: StateInline, silent: boolean): boolean {
 }
 
 /**
- * markdown-it's image rule, with the alt text CommonMark gives. markdown-it's `text_join` makes
- * escapes and entities (`text_special`) text only outside images, and its renderer leaves them out
- * of alt text: `![a&amp;b](u)` would have `alt="ab"` where CommonMark says `alt="a&amp;b"`. Made
- * text here, in the image's description (nested images included), before markdown-it's own rule.
+ * markdown-it leaves escapes and entities (`text_special`) out of alt text: `![a&amp;b](u)` would get `alt="ab"`,
+ * not CommonMark's `alt="a&amp;b"`.
  */
 function keepEscapesInAltText (renderImage: RendererRule): RendererRule {
   const escapesAsText = (tokens: Token[]): void => {
@@ -109,13 +93,12 @@ function keepEscapesInAltText (renderImage: RendererRule): RendererRule {
   }
 }
 
-/** What becomes of raw HTML in the input: GitHub's allowlist, or all of it escaped (the operator's MARKDOWN_RAW_HTML). */
+/** Raw HTML through GitHub's allowlist, or all escaped (MARKDOWN_RAW_HTML). */
 export type RawHtml = 'github' | 'escape'
 
-/** What a render does beyond GitHub Flavored Markdown, as the operator set it (MARKDOWN_RAW_HTML, MARKDOWN_HIGHLIGHT, MARKDOWN_MATH). */
+/** Beyond GFM, as the operator set it (MARKDOWN_RAW_HTML, MARKDOWN_HIGHLIGHT, MARKDOWN_MATH). */
 export interface MarkdownFeatures {
   readonly rawHtml: RawHtml
-  /** Fenced code with a known language highlighted (lib/markdown/code-highlight.ts). */
   readonly highlight: boolean
   /** `$…$`, `$$…$$` and ```` ```math ```` as MathML (lib/markdown/math.ts). */
   readonly math: boolean
@@ -123,13 +106,10 @@ export interface MarkdownFeatures {
 
 export const DEFAULT_MARKDOWN_FEATURES: MarkdownFeatures = { rawHtml: 'github', highlight: true, math: true }
 
-/** A fence's first word, as markdown-it reads it for the `language-` class. */
+/** As markdown-it reads it for the `language-` class. */
 const fenceLanguage = (md: MarkdownIt, token: Token): string => md.utils.unescapeAll(token.info).trim().split(/\s+/, 1)[0] ?? ''
 
-/**
- * Fences through markdown-it's own rule, which writes `<pre><code class="language-…">`: with their
- * code highlighted (as the service's own fragment, raw-html.ts), and ```` ```math ```` as math.
- */
+/** Through markdown-it's fence rule, which writes `<pre><code class="language-…">`; highlighting is an own fragment. */
 function highlightedAndMathFences (md: MarkdownIt, features: MarkdownFeatures): void {
   const fence = md.renderer.rules.fence!
   md.renderer.rules.fence = (tokens, index, options, env, self) => {
@@ -168,7 +148,7 @@ function createRenderer (features: MarkdownFeatures): MarkdownIt {
   return md
 }
 
-/** One renderer per combination of features, made when first asked for. */
+/** At most one per feature combination (eight), so it needs no eviction. */
 const renderers = new Map<string, MarkdownIt>()
 
 function rendererFor (features: MarkdownFeatures): MarkdownIt {
@@ -182,9 +162,8 @@ function rendererFor (features: MarkdownFeatures): MarkdownIt {
 }
 
 /**
- * HTML for a Markdown source; `""` for `""`. Safe to insert into a web page as it is. A document
- * with raw HTML, under `github`, is sanitized whole (markdown/github-html.ts); any other is
- * markdown-it's output, whose every tag the service writes.
+ * HTML safe to insert into a page as is. With raw HTML under `github` the whole output is sanitized
+ * (github-html.ts); otherwise every tag is the service's own.
  */
 export function renderSafeMarkdown (source: string, features: MarkdownFeatures = DEFAULT_MARKDOWN_FEATURES): string {
   const env = {}

@@ -15,15 +15,11 @@ const loadPg = (): Pg => createRequire(import.meta.url)('pg') as Pg
 
 export type Dialect = 'sqlite' | 'postgres'
 
-/**
- * A failure the operator must act on, not a bug: the database cannot be used as it is (a file that
- * cannot be opened, a schema newer than this release). Said in one line, with what to do.
- */
+/** A failure the operator must fix, not a bug (unopenable file, newer schema): one line saying what to do. */
 export class DatabaseSetupError extends Error {
   override name = 'DatabaseSetupError'
 }
 
-/** better-sqlite3's refusal to open or create the file (a directory it may not write, say). */
 function openSqlite (file: string): BetterSqlite3.Database {
   try {
     return new BetterSqlite3ForThisNode(file)
@@ -36,13 +32,11 @@ function openSqlite (file: string): BetterSqlite3.Database {
 export interface Connection {
   db: Kysely<Database>
   dialect: Dialect
-  /** The file of an embedded database; undefined for a server database. */
   sqliteFile?: string
   /** The embedded database itself, for the few reads that must not pay for Kysely's queueing. */
   sqlite?: BetterSqlite3.Database
-  /** The connection pool of a server database; an embedded one has none. */
   pool?: PoolStats
-  /** A connection of its own to a server database, outside the pool, waiting at most `timeoutMs` to connect and for each query (the counters feed's). */
+  /** The counters feed's connection, outside the pool; `timeoutMs` bounds connecting and each query. */
   openClient?: (timeoutMs: number) => import('pg').Client
 }
 
@@ -51,11 +45,7 @@ export interface PoolStats { readonly totalCount: number, readonly idleCount: nu
 /** The longest a request waits for the server database, for a connection or for a query. */
 const DATABASE_WAIT_MS = 3000
 
-/**
- * The pool as Kysely takes it, but a client whose connection failed (reset, timed out) is
- * destroyed when released instead of going back to the pool, where the next request would find
- * it broken: after an outage the pool refills with fresh connections.
- */
+/** Destroys a client whose connection failed rather than pool it, so after an outage the pool refills fresh. */
 function destroyingBrokenClients (pool: import('pg').Pool): PostgresPool {
   return {
     async connect () {
@@ -83,10 +73,8 @@ const SQLITE_BUSY_TIMEOUT_MS = 5
 const PREPARED_STATEMENTS = 100
 
 /**
- * The database as Kysely takes it, but a statement is prepared once per SQL text, not for every
- * query (Kysely's SQLite driver prepares each anew, and preparing cost more than running the
- * small queries of a request). better-sqlite3 runs a statement synchronously, so one object
- * can serve every query of its text.
+ * Prepares once per SQL text: Kysely's SQLite driver prepares every query anew, costlier than running a request's
+ * small queries. better-sqlite3 runs synchronously, so one statement serves every query of its text.
  */
 function reusingStatements (database: BetterSqlite3.Database): SqliteDatabase {
   // A statement never goes stale (SQLite prepares it again itself after a schema change): no TTL.
@@ -109,9 +97,8 @@ export function connect (databaseUrl: string): Connection {
   if (sqliteFile !== undefined) {
     mkdirSync(dirname(sqliteFile), { recursive: true })
     const database = openSqlite(sqliteFile)
-    // WAL lets the CLI write while the server reads and writes. SQLite waits for a lock held by
-    // another process synchronously, stalling every request: it waits a few ms, and the store
-    // retries on a timer for longer (retry-while-busy.ts).
+    // WAL lets the CLI write while the server runs. SQLite's lock wait stalls the event loop, so it is brief and the
+    // store retries on a timer (retry-while-busy.ts, docs/decisions.md).
     database.pragma('journal_mode = WAL')
     database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
     database.pragma('synchronous = NORMAL')
@@ -121,14 +108,12 @@ export function connect (databaseUrl: string): Connection {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: 10,
-    // While the server cannot be reached or does not answer, a request waits at most this long
-    // for a connection or for a query, then answers 503 (well inside the balancer's patience).
+    // Then 503: well inside the balancer's patience.
     connectionTimeoutMillis: DATABASE_WAIT_MS,
     query_timeout: DATABASE_WAIT_MS,
     keepAlive: true
   })
-  // A client losing its server must never crash the process, idle (the pool's 'error') or
-  // checked out (its own 'error', with no listener otherwise): the query in flight reports it.
+  // A client losing its server, idle or checked out, must not crash the process: the query in flight reports it.
   pool.on('error', () => {})
   pool.on('connect', (client) => { client.on('error', () => {}) })
   const openClient = (timeoutMs: number): import('pg').Client =>

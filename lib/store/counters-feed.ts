@@ -5,21 +5,11 @@ import type { UserCounters } from './user-store.js'
 
 /** How often the listening connection reads the counters, which also proves it alive. */
 export const HEARTBEAT_MS = 200
-/**
- * How long a heartbeat's read vouches for the counters: every change committed before it was sent
- * is in them. Past this with no newer heartbeat, a replica reads per request again. It bounds how
- * late a change can show on a replica whose connection died silently, under the contract's 1 s.
- */
+/** How long a heartbeat read vouches for the counters; bounds a silently dead feed's lag under the contract's 1 s. */
 export const SILENCE_MS = 600
-/** The wait before connecting again after the connection failed. */
 const RECONNECT_MS = 500
-/** The longest closing waits for the connection's graceful end. */
 const CLOSE_BOUND_MS = 1000
-/**
- * The longest the listening connection waits to connect or for a read. Longer than SILENCE_MS on
- * purpose: vouching ends at SILENCE_MS whatever the read does, and a slow database is not made
- * slower by a new connection every second.
- */
+/** Connect/read timeout, above SILENCE_MS: vouching ends then anyway, and reconnecting often slows a slow database. */
 export const FEED_WAIT_MS = 3000
 
 export interface CountersFeedTiming {
@@ -45,12 +35,9 @@ function parsePayload (payload: string | undefined): UserCounters | undefined {
 }
 
 /**
- * The counters of a PostgreSQL database as they change, told by the database instead of asked on
- * every request: one connection per replica LISTENs to the notification that each update of the
- * counters row sends from its own transaction (migration 0005), and reads the row every
- * HEARTBEAT_MS. `current()` answers only while a read younger than SILENCE_MS vouches for it:
- * when the connection is down or stalled the caller reads the counters itself, as before, and the
- * feed connects again on its own.
+ * PostgreSQL's counters, told rather than asked: one connection per replica LISTENs to migration 0005's notifications
+ * and reads the row every HEARTBEAT_MS. `current()` answers only while a read younger than SILENCE_MS vouches;
+ * otherwise the caller reads itself and the feed reconnects on its own (docs/decisions.md).
  */
 export class CountersFeed {
   private latest: UserCounters | undefined
@@ -78,7 +65,6 @@ export class CountersFeed {
     return performance.now() < this.freshUntil ? this.latest : undefined
   }
 
-  /** Whether the feed vouches for the counters now. */
   get live (): boolean {
     return this.current() !== undefined
   }
@@ -86,8 +72,7 @@ export class CountersFeed {
   async close (): Promise<void> {
     this.stopped.abort()
     this.freshUntil = 0
-    // Bounded: a graceful end waits for the server's answer, which a silent network never sends,
-    // and a connection attempt ended half-way may never settle (pg drops its callback).
+    // Bounded: a silent network never answers a graceful end, and pg may drop a half-made connection's callback.
     const ended = Promise.all([this.client?.end().catch(() => {}), this.running])
     await Promise.race([ended, sleep(CLOSE_BOUND_MS, undefined, { ref: false })])
   }
@@ -101,8 +86,7 @@ export class CountersFeed {
     while (!signal.aborted) {
       const client = this.connect()
       this.client = client
-      // A connection known lost vouches for nothing from that moment; the next heartbeat fails and
-      // connects again. (Without a listener, 'error' would crash the process.)
+      // Known lost: vouch for nothing now; the next heartbeat reconnects. An unlistened 'error' crashes the process.
       const lost = (): void => { if (this.client === client) this.freshUntil = 0 }
       client.on('error', lost)
       client.on('end', lost)

@@ -1,10 +1,7 @@
 import { DEFAULT_MIGRATION_TABLE, type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import { DatabaseSetupError, type Dialect } from './connect.js'
 
-/**
- * Versioned migrations, applied in name order and recorded by Kysely in `kysely_migration`.
- * Never edit one that has shipped: add the next.
- */
+/** Applied in name order, recorded by Kysely in `kysely_migration`. Never edit one that has shipped: add the next. */
 function migrationsFor (dialect: Dialect): Record<string, Migration> {
   return {
     '0001_users': {
@@ -37,10 +34,8 @@ function migrationsFor (dialect: Dialect): Record<string, Migration> {
 }
 
 /**
- * One row that every change to the users bumps, in the same transaction as the change: the
- * number of users, a version of the membership (insert, delete: the id order of the list) and
- * one of the credentials (delete, a new token version: which tokens hold). A replica reads it
- * once per request and keeps everything else it may cache only while its version holds.
+ * One row every user change bumps in its own transaction: the user count, a members version (insert, delete) and a
+ * credentials version (delete, token version). Replicas keep what they cache only while its version holds.
  */
 const createUserStats = async (db: Kysely<any>): Promise<void> => {
   await db.schema.createTable('user_stats').ifNotExists()
@@ -53,10 +48,8 @@ const createUserStats = async (db: Kysely<any>): Promise<void> => {
     select 1, count(*), 0, 0 from users where not exists (select 1 from user_stats)`.execute(db)
 }
 
-// Kysely runs SQLite migrations outside a transaction: this one takes its own, so that the count
-// and the triggers start together (its first statement takes the write lock, so no write falls
-// between them) and a process stopped half-way leaves nothing behind. Each step also tolerates a
-// run that was stopped after committing but before Kysely recorded it.
+// Own transaction (Kysely runs SQLite migrations outside one): the write lock joins the count and the triggers, and a
+// stopped run leaves nothing. Each step tolerates a run committed but not yet recorded by Kysely.
 const userStatsOnSqlite: Migration = {
   async up (db: Kysely<any>) {
     await db.transaction().execute(async (trx) => {
@@ -72,9 +65,8 @@ const userStatsOnSqlite: Migration = {
   }
 }
 
-// Statement-level triggers: a seed's INSERT of thousands of rows updates the row once. Kysely runs
-// the migration in one transaction; the lock keeps other writers (replicas of the previous
-// version during a rollout) from changing users between the count and the triggers.
+// Statement-level triggers: a seed of thousands of rows updates the row once. The lock keeps other writers (old
+// replicas in a rollout) from changing users between the count and the triggers.
 const userStatsOnPostgres: Migration = {
   async up (db: Kysely<any>) {
     await sql`lock table users in share row exclusive mode`.execute(db)
@@ -103,16 +95,12 @@ const userStatsOnPostgres: Migration = {
   }
 }
 
-// 0003: the row holds change counters and versions, not statistics: user_stats becomes
-// user_counters, and the triggers write there. A view under the old name keeps the processes of
-// the previous version that are already running (replicas during a rollout) reading the counters.
-// A process of the previous version that starts afterwards refuses to: its migrator does not know
-// 0003 (docs/operations.md, rolling out).
+// 0003: user_stats becomes user_counters. The old-name view keeps running old replicas reading the counters in a
+// rollout; one started afterwards refuses, not knowing 0003 (docs/operations.md, rolling out).
 const keepOldName = sql`create view user_stats as select * from user_counters`
 
-// SQLite rewrites the triggers' references itself. In a transaction of its own (Kysely runs SQLite
-// migrations outside one); a run stopped after committing but before Kysely recorded it finds
-// the table renamed already.
+// SQLite rewrites the triggers' references itself. Own transaction, as above; an unrecorded earlier run has renamed
+// the table already.
 const userCountersOnSqlite: Migration = {
   async up (db: Kysely<any>) {
     await db.transaction().execute(async (trx) => {
@@ -145,13 +133,10 @@ const userCountersOnPostgres: Migration = {
   }
 }
 
-// 0004: a row per login. Ending a session (ended_at set once, never cleared) moves
-// sessions_version in user_counters, in the same transaction, so a replica keeps an open session
-// cached only while that version holds, as it keeps users while the credentials version holds.
-// A password change or a removal ends the user's open sessions by trigger, whoever makes it (an
-// expired one is left to be pruned as expired, so each is counted by its real cause). Rows of
-// ended and expired sessions are pruned (lib/auth/session-pruner.ts); a pruned row moves no version,
-// as its session was already refused.
+// 0004: a row per login. Ending a session (ended_at set once) moves sessions_version in the same transaction, so
+// replicas cache open sessions only while it holds. A password change or removal ends open sessions by trigger,
+// whoever makes it (expired ones are left to pruning, so each counts its real cause). Pruning
+// (lib/auth/session-pruner.ts) moves no version: those sessions were already refused.
 const createSessions = async (db: Kysely<any>): Promise<void> => {
   await db.schema.createTable('sessions')
     .addColumn('id', 'text', (col) => col.primaryKey())
@@ -172,8 +157,7 @@ const createSessions = async (db: Kysely<any>): Promise<void> => {
 /** UNIX ms now, in SQLite's SQL (unixepoch('subsec') needs SQLite 3.42). */
 const SQLITE_NOW_MS = sql.raw("cast((julianday('now') - 2440587.5) * 86400000 as integer)")
 
-// In a transaction of its own (Kysely runs SQLite migrations outside one); a run stopped after
-// committing but before Kysely recorded it finds the table already there.
+// Own transaction, as above; an unrecorded earlier run has created the table already.
 const sessionsOnSqlite: Migration = {
   async up (db: Kysely<any>) {
     await db.transaction().execute(async (trx) => {
@@ -195,11 +179,8 @@ const sessionsOnSqlite: Migration = {
 
 const POSTGRES_NOW_MS = sql.raw('(extract(epoch from now()) * 1000)::bigint')
 
-// Row-level where a trigger needs the row (a column list rules out transition tables); a
-// removal of many users ends their sessions in one statement. PostgreSQL fires the triggers of an
-// event in the order of their names: the end_sessions_* ones come before 0002's users_* ones, so a
-// removal or password change locks the sessions rows before user_counters, in the order a logout
-// does (its session row, then user_counters in sessions_ended), and the two cannot deadlock.
+// Row-level where a trigger needs the row (a column list rules out transition tables). PostgreSQL fires triggers by
+// name, so end_sessions_* lock sessions rows before 0002's users_* lock user_counters: a logout's order, no deadlock.
 const sessionsOnPostgres: Migration = {
   async up (db: Kysely<any>) {
     await createSessions(db)
@@ -231,9 +212,8 @@ const sessionsOnPostgres: Migration = {
 /** The channel on which every change of user_counters is announced (0005), with the row as its payload. */
 export const COUNTERS_CHANNEL = 'meridian_user_counters'
 
-// 0005: every update of the counters row announces the new row, from the transaction that makes it,
-// whoever makes it (a replica of any release, the CLI, a trigger): PostgreSQL delivers it at commit,
-// in commit order, to each replica's listening connection (counters-feed.ts).
+// 0005: a trigger, so every writer (any release, the CLI) announces the new row; PostgreSQL delivers it at commit, in
+// commit order, to each replica's listener (counters-feed.ts).
 const countersNotifyOnPostgres: Migration = {
   async up (db: Kysely<any>) {
     await sql`create function user_counters_changed() returns trigger language plpgsql as $$ begin
@@ -260,10 +240,7 @@ async function recordedMigrations (db: Kysely<any>): Promise<string[]> {
   return rows.map((row: { name: string }) => row.name)
 }
 
-/**
- * Refuses a database that a later release has migrated past what this one knows (a rollback too far):
- * running against a schema it does not know could lose or misread data.
- */
+/** Refuses a schema migrated past this release (a rollback too far): it could lose or misread data. */
 async function refuseNewerSchema (db: Kysely<any>, dialect: Dialect): Promise<void> {
   const known = Object.keys(migrationsFor(dialect)).sort()
   const unknown = (await recordedMigrations(db)).filter((name) => !known.includes(name))
@@ -273,11 +250,8 @@ async function refuseNewerSchema (db: Kysely<any>, dialect: Dialect): Promise<vo
 }
 
 /**
- * Safe when several processes start at once on one PostgreSQL database (replicas, `meridian
- * migrate`): Kysely's Postgres adapter runs the pending migrations in one transaction under a
- * session advisory lock, re-reading what was applied once it holds the lock, and it tolerates
- * another process creating its bookkeeping tables first. test/cluster/concurrent-migrate.test.ts
- * holds any Kysely upgrade to that.
+ * Safe for concurrent starts on one PostgreSQL database: Kysely migrates in one transaction under an advisory lock,
+ * re-reading what was applied. test/cluster/concurrent-migrate.test.ts holds any Kysely upgrade to that.
  */
 export async function migrateToLatest (db: Kysely<any>, dialect: Dialect): Promise<string[]> {
   await refuseNewerSchema(db, dialect)

@@ -40,10 +40,7 @@ function toRecord (row: Selectable<SessionsTable>): SessionRecord {
 /** 128 random bits: a session id cannot be guessed, nor counted. */
 const newSessionId = (): SessionId => randomBytes(16).toString('base64url') as SessionId
 
-/**
- * Sessions (one per login), on SQLite or PostgreSQL alike. A session ends once: `ended_at` is set
- * and never cleared, which moves the counters' sessions version (migration 0004_sessions).
- */
+/** One per login. A session ends once (`ended_at` never cleared), moving the counters' sessions version (0004). */
 export class SessionStore {
   constructor (private readonly connection: Connection) {}
 
@@ -90,9 +87,8 @@ export class SessionStore {
   }
 
   /**
-   * Deletes up to `limit` sessions that have ended or expired by `now`, the ended first; the
-   * cause of each. One short statement each, so the caller can let other work run between
-   * batches; on PostgreSQL, replicas pruning at once skip each other's rows instead of waiting.
+   * Deletes up to `limit` ended, then expired, sessions; returns their causes. Short statements let the caller yield
+   * between batches; on PostgreSQL, concurrent replicas skip each other's rows instead of waiting.
    */
   async pruneSome (now: number, limit: number): Promise<PrunedCause[]> {
     const ended = await this.deleteSome(limit)

@@ -4,7 +4,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 import BetterSqlite3ForThisNode from './better-sqlite3.js'
 import { DatabaseSetupError } from './connect.js'
 
-/** Pages a backup step may copy: all that remain, so that one step copies one snapshot and is never restarted by a write. */
+/** All remaining pages in one step: one snapshot, never restarted by a write. */
 const ALL_PAGES = 0x7fffffff
 /** How long to wait for another process's lock before saying the database is in use. */
 const LOCK_WAIT_MS = 200
@@ -14,11 +14,7 @@ export interface BackupContents {
   sessions: number
 }
 
-/**
- * Makes a copy one self-contained file: the backup API gives the copy the live database's WAL mode,
- * whose pages may still sit in a `-wal` file beside it. Rollback-journal mode checkpoints them in and
- * removes it (the service sets WAL again when it opens the file).
- */
+/** Leaves the inherited WAL to checkpoint its `-wal` pages in: one self-contained file (the service resets WAL). */
 function settle (file: string): void {
   const copy = new BetterSqlite3ForThisNode(file, { fileMustExist: true })
   try {
@@ -28,7 +24,7 @@ function settle (file: string): void {
   }
 }
 
-/** Opens a copy read-only, checks it whole (PRAGMA integrity_check) and counts what it holds; throws if it is not a sound Meridian database. */
+/** Checks a copy whole, read-only, and counts what it holds; throws unless it is a sound Meridian database. */
 function checkedCopy (file: string): BackupContents {
   let copy: BetterSqlite3.Database
   try {
@@ -54,10 +50,8 @@ function checkedCopy (file: string): BackupContents {
 }
 
 /**
- * A consistent copy of the live database at `destination`, safe while the service runs: SQLite's
- * online backup API reads one snapshot (writers go on, in WAL mode), into a file of its own beside
- * the destination that is linked to its name only once SQLite's integrity check passed. An existing
- * file is never overwritten, not even one created while the backup ran.
+ * A consistent copy of the live database, safe while the service runs: one online-backup snapshot, linked to
+ * `destination` only once it passes the integrity check. Never overwrites a file, even one created meanwhile.
  */
 export async function backupSqlite (databaseFile: string, destination: string): Promise<BackupContents> {
   if (existsSync(destination)) throw new DatabaseSetupError(`${destination} exists: back up to a new file`)
@@ -82,10 +76,8 @@ export async function backupSqlite (databaseFile: string, destination: string): 
 }
 
 /**
- * Replaces the database with a backup that passes the integrity check. Refuses while any process has
- * the database open (a server, the CLI), since it would go on with the file it holds: SQLite leaves
- * WAL mode only for a connection that is alone. That connection then holds the database's exclusive
- * lock while the old write-ahead log goes and the copy takes the database's name.
+ * Replaces the database with a checked backup. Refuses while any process has it open (it would keep its old file):
+ * only a lone connection leaves WAL, and it holds the exclusive lock while the old log goes and the copy moves in.
  */
 export async function restoreSqlite (backupFile: string, databaseFile: string): Promise<BackupContents> {
   const contents = checkedCopy(backupFile)
@@ -114,7 +106,7 @@ export async function restoreSqlite (backupFile: string, databaseFile: string): 
   }
 }
 
-/** A connection alone on the database, in rollback-journal mode, inside an exclusive transaction; refuses if another process has it open. */
+/** Alone on the database, out of WAL, in an exclusive transaction; refuses if another process has it open. */
 function holdAlone (databaseFile: string): BetterSqlite3.Database {
   const held = new BetterSqlite3ForThisNode(databaseFile, { fileMustExist: true, timeout: LOCK_WAIT_MS })
   try {

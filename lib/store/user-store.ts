@@ -27,10 +27,7 @@ export interface UserRecord extends NewUser {
   createdAt: number
 }
 
-/**
- * What the directory shows of a user, and when they were last seen: no username, password hash or
- * token version, so a page (which replicas keep in memory for a second) cannot carry them.
- */
+/** No username, password hash or token version, so a page (kept in replicas' memory) cannot carry them. */
 export type DirectoryEntry = Pick<UserRecord, 'id' | 'name' | 'birthdate' | 'gender' | 'shortDesc' | 'lastSeenAt'>
 
 /** The counters every change to the users moves (table user_counters), read once per request. */
@@ -111,11 +108,7 @@ const toRow = (user: NewUser, now: number) => ({
   created_at: now
 })
 
-/**
- * Steps of an anchor rebuild run in one turn of the event loop. On SQLite each step runs
- * synchronously (and Kysely's driver resolves it at once): without a yield, the ~2,000 steps
- * of 1,000,000 users would hold the event loop for about 0.1 s in one piece.
- */
+/** Anchor steps per loop turn: SQLite steps run synchronously; unyielded, 1,000,000 users hold the loop ~0.1 s. */
 export const ANCHOR_STEPS_PER_TURN = 16
 
 function isUniqueViolation (error: unknown): boolean {
@@ -124,15 +117,13 @@ function isUniqueViolation (error: unknown): boolean {
 }
 
 /**
- * Users and their sessions, on SQLite or PostgreSQL alike: the routes and the CLI see only this. Each operation is
- * one autocommit statement, so one that meets a lock held by another process runs again whole
- * (retryWhileBusy); a transaction added here must be retried whole too, never statement by statement.
+ * Users and their sessions on SQLite or PostgreSQL. Each operation is one autocommit statement, so one that meets
+ * another process's lock is retried whole (retryWhileBusy); a transaction added here must be retried whole too.
  */
 export class UserStore {
   /** Every authenticated request reads the counters: the query is built once. */
   private readonly countersQuery
   private countersStatement: BetterSqlite3.Statement<unknown[], CountersRow> | undefined
-  /** The users' sessions, on the same connection. */
   readonly sessions: SessionStore
 
   private constructor (private readonly connection: Connection) {
@@ -152,9 +143,8 @@ export class UserStore {
   private get db () { return this.connection.db }
 
   async migrate (): Promise<string[]> {
-    // Run again from the start: the migrator re-reads what was applied. A migration that met the
-    // lock in its own transaction left nothing behind; 0001, which Kysely runs on SQLite outside
-    // one, could leave its table without its record if the lock came between the two.
+    // Retried whole: the migrator re-reads what was applied. Hazard: 0001 runs outside a transaction on SQLite, so a
+    // lock between its table and its record leaves the table unrecorded.
     return await retryWhileBusy(async () => await migrateToLatest(this.db, this.dialect))
   }
 
@@ -176,15 +166,11 @@ export class UserStore {
     return row === undefined ? undefined : toRecord(row)
   }
 
-  /** The counters that every change to the users moves, read in one round trip. */
   async counters (): Promise<UserCounters> {
     return toCounters(await retryWhileBusy(async () => await this.readCounters()))
   }
 
-  /**
-   * The counters told by the database as they change (counters-feed.ts), on a server database; undefined
-   * on an embedded one, whose read per request is a function call. Not started: the caller starts and closes it.
-   */
+  /** Counters pushed by a server database (counters-feed.ts); undefined on SQLite. The caller starts and closes it. */
   countersFeed (events: Partial<CountersFeedEvents> = {}, timing?: CountersFeedTiming): CountersFeed | undefined {
     const { openClient } = this.connection
     if (openClient === undefined) return undefined
@@ -207,15 +193,13 @@ export class UserStore {
     return (await this.counters()).userCount
   }
 
-  /** Users in `id` order, `limit` of them after skipping `offset`. */
   async list (offset: number, limit: number): Promise<DirectoryEntry[]> {
     return (await this.pageFrom(0, offset, limit)).users
   }
 
   /**
-   * Users in `id` order from `firstId` on, `limit` of them after skipping `skip`, with the count
-   * and the members version they were read with: one statement, so one snapshot on SQLite and on
-   * PostgreSQL alike (the counters join the page, which may be empty).
+   * Users in `id` order from `firstId`, with the count and members version they were read with: one statement, so
+   * one snapshot on either database (the counters join the page, which may be empty).
    */
   async pageFrom (firstId: number, skip: number, limit: number): Promise<DirectoryPage> {
     const page = this.db.selectFrom('users').select(directoryColumns)
@@ -234,11 +218,8 @@ export class UserStore {
   }
 
   /**
-   * The ids at positions 0, `spacing`, 2 × `spacing`… of the id order. Each step skips `spacing`
-   * entries of the primary key's index, and the event loop turns every ANCHOR_STEPS_PER_TURN
-   * steps, so no piece holds the database or the event loop for long. Not in one transaction
-   * (one on SQLite would queue every other query of Kysely's behind it): the members version is
-   * read before and after, and the ids hold for it only if it did not move.
+   * The ids at every `spacing`-th position, one index step at a time, yielding every ANCHOR_STEPS_PER_TURN. No
+   * transaction (on SQLite it would queue every Kysely query): the ids hold only if the members version did not move.
    */
   async idsEvery (spacing: number): Promise<PageAnchors> {
     const before = (await this.counters()).membersVersion

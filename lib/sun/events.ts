@@ -1,21 +1,12 @@
 /**
- * Sun event times (rise, set, transit, twilights) for a place and a local mean solar day.
- *
- * The Sun's geocentric apparent position does not depend on the observer and changes slowly, so
- * it is computed with astronomy-engine once per UTC midnight, kept in a shared cache, and
- * interpolated. The observer enters only through the hour angle and the latitude, so each event
- * is then found on a cheap closed-form altitude: an analytic hour-angle first guess, refined by
- * Newton steps inside a bracket where the altitude is monotonic. A request costs a few dozen
- * trigonometric evaluations instead of astronomy-engine searches.
+ * Sun events for a place and a local mean solar day. The Sun's geocentric position is observer-independent: computed
+ * with astronomy-engine once per UTC midnight, cached and interpolated. Each event is then an analytic hour-angle
+ * guess refined by Newton steps, a few dozen trigonometric calls instead of engine searches (docs/decisions.md).
  */
 import { createRequire } from 'node:module'
 import { LRUCache } from 'lru-cache'
 
-/**
- * astronomy-engine's ES-module build is a `.js` file in a package without `"type": "module"`:
- * loaders that do not sniff the syntax (tap's TypeScript loader among them) take it for CommonJS
- * and fail. Its CommonJS build is the same code and loads the same way everywhere.
- */
+/** The CommonJS build: tap's loader takes the ESM build (`.js` without `"type": "module"`) for CommonJS and fails. */
 const astronomy = createRequire(import.meta.url)('astronomy-engine') as typeof import('astronomy-engine')
 const { Body, EquatorFromVector, GeoVector, KM_PER_AU, MakeTime, RotateVector, Rotation_EQJ_EQD: rotationJ2000ToOfDate, SiderealTime } = astronomy
 
@@ -35,13 +26,10 @@ export interface SunEvents {
   astronomical_twilight_end: UnixSeconds | null
 }
 
-/**
- * Where the Sun's centre spends the day relative to one pair's altitude: above it all day, below
- * it all day, or crossing it (then at least one event of the pair is in the day).
- */
+/** Where the Sun's centre spends the day relative to a pair's altitude; `crosses`: a pair's event is in the day. */
 export type AltitudeSpan = 'above' | 'below' | 'crosses'
 
-/** Each pair of events with where the Sun spends the day relative to its altitude. */
+/** For each pair of events, where the Sun spends the day relative to its altitude. */
 export interface SunDay {
   sunrise_sunset: AltitudeSpan
   civil_twilight: AltitudeSpan
@@ -64,11 +52,7 @@ export interface LocalMeanDay {
 export const SECONDS_PER_DAY = 86_400
 /** Local mean time runs ahead of UTC by 4 minutes per degree of east longitude. */
 const SECONDS_PER_DEGREE_OF_LONGITUDE = SECONDS_PER_DAY / 360
-/**
- * `longitude * 240` is meant to be exact for longitudes like 0.1 or 7.5 but floating point can
- * leave it a hair off a whole second, which would move an exact-midnight timestamp into the
- * previous day. A real offset is never this close to a whole second without being one.
- */
+/** `longitude * 240` can miss a whole second by a hair, moving an exact-midnight timestamp into the previous day. */
 const WHOLE_SECOND_SNAP = 1e-6
 
 /** Altitudes of the Sun's centre (degrees) that define the events, as the contract fixes them. */
@@ -89,12 +73,9 @@ const MEAN_SOLAR_RATE = TWO_PI / SECONDS_PER_DAY
 const UNIX_AT_J2000 = 946_728_000
 const EARTH_EQUATORIAL_RADIUS_KM = 6378.1366
 
-/**
- * The solar ephemeris is cached per block of this many consecutive UTC days: small, so that a
- * request for a day nobody asked about yet costs about 0.2 ms of astronomy-engine, not more.
- */
+/** Small, so a request for an uncached day costs only about 0.2 ms of astronomy-engine. */
 const DAYS_PER_BLOCK = 8
-/** 16384 blocks ≈ 359 years of days, about 5 MB: far more than real traffic needs. */
+/** ≈ 359 years of days, about 5 MB: far more than real traffic needs. */
 const MAX_CACHED_BLOCKS = 16_384
 /** Values stored per UTC midnight, at these offsets. */
 const DECLINATION = 0
@@ -109,21 +90,16 @@ const NODES_BEFORE_FIRST_DAY = 1
 const TIME_TOLERANCE_SECONDS = 1e-3
 /** Bisection halves a 12-hour bracket below the tolerance in about 26 steps: ample margin. */
 const MAX_ROOT_ITERATIONS = 60
-/**
- * The hour-angle rate varies by about 4e-4 relative over a day, so from a guess within 20 minutes
- * the second step is already within a millisecond.
- */
+/** The hour-angle rate varies ~4e-4 relative in a day: from a guess within 20 min, step two is within 1 ms. */
 const HOUR_ANGLE_ITERATIONS = 2
 
-/** Wraps an angle into [-π, π]. */
 function wrapToPi (angle: number): number {
   return angle - TWO_PI * Math.round(angle / TWO_PI)
 }
 
 /**
- * The local mean solar day at `longitude` (degrees east) that contains `timestamp`. A timestamp
- * exactly at local mean midnight belongs to the day that starts there. Longitudes +180 and −180
- * give the same day, as they must: they are the same meridian.
+ * The local mean solar day at `longitude` (degrees east) containing `timestamp`; local mean midnight starts a day.
+ * ±180 give the same day: one meridian.
  */
 export function localMeanDay (timestamp: number, longitude: number): LocalMeanDay {
   let offset = longitude * SECONDS_PER_DEGREE_OF_LONGITUDE
@@ -133,14 +109,11 @@ export function localMeanDay (timestamp: number, longitude: number): LocalMeanDa
   return { start, end: start + SECONDS_PER_DAY }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Shared solar ephemeris: one node per UTC midnight, computed once per block of days.
+// --- Shared solar ephemeris: one node per UTC midnight, computed once per block of days.
 
 /**
- * The Sun's geocentric apparent position at 0h UT of UTC day `dayNumber` (days since 1970),
- * reduced to three smooth quantities: the declination, the equation-of-time angle (how far the
- * true Sun's Greenwich hour angle is ahead of the mean Sun's, which makes the hour angle at any
- * instant `2π·UT/day + π + E`), and the horizontal parallax.
+ * The Sun at 0h UT of day `dayNumber` (since 1970) as three smooth values: declination, equation-of-time angle E
+ * (Greenwich hour angle = `2π·UT/day + π + E`) and horizontal parallax.
  */
 function computeNode (dayNumber: number, into: Float64Array, at: number): void {
   const time = MakeTime((dayNumber * SECONDS_PER_DAY - UNIX_AT_J2000) / SECONDS_PER_DAY)
@@ -165,7 +138,6 @@ function ephemerisBlock (blockNumber: number): Float64Array {
   return block
 }
 
-/** Copies the nodes of `count` consecutive UTC days from `firstDay` into `into`, node by node. */
 function readNodes (firstDay: number, count: number, into: Float64Array): void {
   for (let i = 0; i < count; i++) {
     const day = firstDay + i
@@ -181,13 +153,11 @@ function readNodes (firstDay: number, count: number, into: Float64Array): void {
 /** Scratch for the nodes around one request; requests run one at a time on the event loop. */
 const windowNodes = new Float64Array(NODES_PER_WINDOW * VALUES_PER_NODE)
 
-// ---------------------------------------------------------------------------------------------
-// The Sun seen from one place over a few days.
+// --- The Sun seen from one place over a few days.
 
 /**
- * The degree-5 polynomial through six values at u = −1, 0, 1, 2, 3, 4 (Newton forward form). The
- * error depends on the sixth derivative, which for the Sun's declination and equation of time over
- * a few days (periods of a month and longer) is so small that it stays below a milli-arcsecond.
+ * The degree-5 polynomial through values at u = −1 … 4 (Newton forward form). Declination and equation of time vary
+ * over a month or more, so the error stays below a milli-arcsecond.
  */
 class QuinticThroughDailyNodes {
   private readonly c0: number
@@ -228,9 +198,8 @@ class QuinticThroughDailyNodes {
 }
 
 /**
- * The Sun's altitude as seen from one place, as a function of time `x` in seconds after `origin`
- * (0h UT of the first UTC day of the local day). Works on the sine of the geocentric altitude,
- * which is monotonic in the altitude and needs no inverse trigonometry per evaluation.
+ * The Sun's altitude from one place at `x` seconds after `origin` (0h UT of the local day's first UTC day), as its
+ * sine: monotonic in the altitude, with no inverse trigonometry per evaluation.
  */
 class SunOverPlace {
   readonly origin: number
@@ -310,10 +279,8 @@ class SunOverPlace {
   }
 
   /**
-   * The time of the altitude's maximum (`highest`) or minimum near `guess`, or undefined where the
-   * altitude has no extremum (near a pole, where the declination's drift outruns the tiny daily
-   * circle). The extremum is where `A sin H + Q cos H = P` (the derivative of sin h vanishes),
-   * solved in closed form for the hour angle with the declination of the moment.
+   * The altitude's maximum (`highest`) or minimum near `guess`, solving `A sin H + Q cos H = P` (d sin h = 0) for H;
+   * undefined near a pole, where the declination's drift outruns the daily circle.
    */
   extremumNear (guess: number, highest: boolean): number | undefined {
     let x = guess
@@ -345,11 +312,7 @@ class SunOverPlace {
     return this.altitudeSine - level
   }
 
-  /**
-   * The crossing of `level` in [low, high], where the altitude is monotonic and the excess has
-   * opposite signs at the ends: Newton from `guess`, falling back to bisection whenever a step
-   * leaves the bracket, so it always converges.
-   */
+  /** Crosses `level` in a monotonic bracket: Newton from `guess`, bisecting when a step leaves it, so it converges. */
   crossing (low: number, high: number, excessAtLow: number, level: number, guess: number): number {
     let a = low
     let b = high
@@ -370,9 +333,8 @@ class SunOverPlace {
   }
 
   /**
-   * Half the time the Sun spends above `level`, from the hour angle where
-   * `cos H = (sin h0 − sin φ sin δ) / (cos φ cos δ)` with declination `dec`; NaN where the Sun does
-   * not cross `level` at that declination. Only a first guess: the declination moves meanwhile.
+   * Half the time above `level` at declination `dec` (`cos H = (sin h0 − sin φ sin δ) / (cos φ cos δ)`), NaN if the
+   * Sun does not cross it. Only a first guess: the declination moves meanwhile.
    */
   semiDiurnalArc (level: number, dec: number): number {
     const cosHourAngle = (level - this.sinLatitude * Math.sin(dec)) / (this.cosLatitude * Math.cos(dec))
@@ -380,13 +342,7 @@ class SunOverPlace {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-
-/**
- * Where the altitude rises and sets within one day, with what the crossings of every threshold
- * share: the altitude at the ends of each stretch and the declination half a day part away from
- * transit, for the first guesses.
- */
+/** Where the altitude rises and sets within one day: what every threshold's search shares. */
 interface DayShape {
   transit: number
   /** sin h at transit (clamped into the day): the side of a pair's altitude when it has no event. */
@@ -416,9 +372,8 @@ function declinationAt (sun: SunOverPlace, x: number): number {
 }
 
 /**
- * Where the altitude rises and sets within the day [start, end) (seconds after `sun.origin`).
- * The altitude peaks near transit and bottoms out near the two lower culminations, which may fall
- * inside the day close to its edges; between those turning points it is monotonic.
+ * The altitude peaks near transit and bottoms out near the lower culminations, which may fall just inside the day;
+ * between those turning points it is monotonic.
  */
 function dayShape (sun: SunOverPlace, start: number, end: number): DayShape {
   const halfDay = SECONDS_PER_DAY / 2
@@ -455,11 +410,8 @@ interface Pair {
 }
 
 /**
- * The morning and evening crossings of one altitude. The span is read off those very events, so
- * the two cannot disagree however close the day's extreme altitude comes to the threshold: an
- * event in the day means `crosses`; with none, the altitude is monotonic between the stretches'
- * ends and their sines all lie on one side of the level (up to a crossing that rounds outside the
- * day), the side the Sun is on at transit.
+ * The morning and evening crossings of one altitude. The span is read off those events, so the two never disagree
+ * near a threshold: an event means `crosses`, none the side at transit (docs/decisions.md, "Sun information").
  */
 function pairOf (sun: SunOverPlace, shape: DayShape, start: number, end: number, altitudeDeg: number): Pair {
   const level = sun.thresholdSine(altitudeDeg)
@@ -484,11 +436,9 @@ function roundedInDay (sun: SunOverPlace, x: number | null, start: number, end: 
 }
 
 /**
- * Sunrise, sunset, transit and the three twilights of the local mean solar day at `longitude`
- * that contains `timestamp`, seen from sea level at `latitude` (degrees, north and east positive),
- * and for each pair whether the Sun stays above its altitude all day, below it, or crosses it.
- * Morning events are the upward crossings before transit and evening events the downward ones
- * after it, all inside the day; an event that does not happen there is `null`.
+ * The nine events of the local mean day containing `timestamp`, from sea level at `latitude`/`longitude` (degrees,
+ * north and east positive), and each pair's span. Morning events are upward crossings before transit, evening
+ * events downward ones after it; an event not in the day is `null`.
  */
 export function sunInfoFor (timestamp: number, latitude: number, longitude: number): SunEventsWithDay {
   if (!Number.isFinite(timestamp) || !(latitude >= -90 && latitude <= 90) || !(longitude >= -180 && longitude <= 180)) {

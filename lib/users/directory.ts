@@ -2,52 +2,40 @@ import { LRUCache } from 'lru-cache'
 import { isAtLeastAsNew } from '../store/counters-feed.js'
 import type { DirectoryPage, PageAnchors, UserCounters, UserRecord, UserStore } from '../store/user-store.js'
 
-/** Every this many users the id at that position is kept, so a deep page skips at most this many. */
+/** A deep page seeks from the nearest anchor, so it skips at most this many rows. */
 const PAGE_ANCHOR_SPACING = 500
-/** Users kept for token checks, the least recently used going first. */
 const MAX_CACHED_USERS = 10_000
-/** Pages kept, the least recently used going first. */
 const MAX_CACHED_PAGES = 200
-/**
- * How long a page is reused while the members stay the same. Its users cannot change but for
- * their activity, which is written once a second anyway (plugins/activity.ts): another
- * replica's activity shows here at most this much later.
- */
+/** Only activity can change a page's users, and it is written once a second anyway (plugins/activity.ts). */
 const PAGE_REUSE_MS = 1000
 
-/** Counters that the database tells as they change (store/counters-feed.ts), when it vouches for them. */
+/** Counters pushed by the database as they change (store/counters-feed.ts); `live` while it vouches for them. */
 export interface ToldCounters {
   current: () => UserCounters | undefined
   readonly live: boolean
 }
 
 /**
- * The users as requests need them, with the store's change counters instead of a read of the
- * user, a count and a scan. Everything cached here holds only while the counter it depends on has
- * not moved. Each request takes the counters first (`latestCounters`): as told by the database,
- * while it tells them (PostgreSQL), so that a change made anywhere (another replica, the CLI) shows
- * on every replica within milliseconds, and within store/counters-feed.ts's SILENCE_MS at worst;
- * otherwise read once per request or burst of requests, so that it shows in the next request.
+ * Users as requests need them, each cache valid only while the store's change counter it depends on holds
+ * (docs/decisions.md, "Fast without giving up revocation"). Each request takes the counters first: from the
+ * database's feed while live (PostgreSQL), else one read per burst of requests.
  */
 export class UserDirectory {
   private counters: UserCounters | undefined
-  /** The read that the calls of this turn of the event loop wait for. */
+  /** Shared by the calls of this event-loop turn. */
   private nextRead: Promise<UserCounters> | undefined
   /** Emptied whenever the credentials version moves; no TTL, as nothing else makes one stale. */
   private readonly users = new LRUCache<number, UserRecord>({ max: MAX_CACHED_USERS })
-  /** The id at each multiple of PAGE_ANCHOR_SPACING in the id order, asked for one membersVersion. */
+  /** Valid for one membersVersion only. */
   private anchors: { membersVersion: number, read: Promise<PageAnchors> } | undefined
-  /** Pages by `offset:limit`; a page's own snapshot says whether it may serve a request. */
+  /** Keyed `offset:limit`; a page's own membersVersion decides whether it may serve. */
   private readonly pages = new LRUCache<string, Promise<DirectoryPage>>({ max: MAX_CACHED_PAGES, ttl: PAGE_REUSE_MS })
 
   constructor (private readonly store: UserStore, private readonly told?: ToldCounters) {}
 
   /**
-   * The counters for a request that has arrived; drops what they say changed. A request calls it
-   * before anything else. A call joins only a read that has not started yet: the calls of one turn
-   * of the event loop share one read, started in that turn's check phase (setImmediate), so after
-   * each of them was made. An answer still reflects every change committed before its request was
-   * sent, and a burst of requests pays for one read.
+   * Call first in each request. The calls of one event-loop turn share one read, started after all of them
+   * (setImmediate), so each answer still sees every change committed before its request was sent.
    */
   async latestCounters (): Promise<UserCounters> {
     const told = this.told?.current()
@@ -68,20 +56,17 @@ export class UserDirectory {
     return counters
   }
 
-  /** Whether the counters are told by the database now (true) or read per request (false); undefined where they are always read. */
+  /** True while the database's feed is live; undefined without a feed. */
   get countersTold (): boolean | undefined {
     return this.told?.live
   }
 
-  /** The counters of the latest read, which every request makes first (latestCounters); undefined before the first. */
+  /** From the latest read; undefined before the first. */
   get latest (): UserCounters | undefined {
     return this.counters
   }
 
-  /**
-   * The user as of now, or undefined if removed: a removal or password change committed anywhere
-   * before the call shows.
-   */
+  /** Sees any removal or password change committed anywhere before the call. */
   async user (id: number): Promise<UserRecord | undefined> {
     await this.latestCounters()
     const cached = this.users.get(id)
@@ -93,14 +78,10 @@ export class UserDirectory {
     return user
   }
 
-  /**
-   * `limit` users in id order after the first `offset`, with the count they were read with: one
-   * snapshot, at least as new as the last read of the counters (for an authenticated request,
-   * its own token check's).
-   */
+  /** One snapshot with its count, at least as new as the latest counters (its token check's, if authenticated). */
   async page (offset: number, limit: number): Promise<DirectoryPage> {
     const counters = this.counters
-    // Past the end, as those counters (one snapshot) say: no scan that long.
+    // Past the end by the counters' own snapshot: no long scan.
     if (counters !== undefined && offset >= counters.userCount) return { userCount: counters.userCount, membersVersion: counters.membersVersion, users: [] }
     const key = `${offset}:${limit}`
     const cached = this.pages.get(key)
@@ -125,8 +106,7 @@ export class UserDirectory {
       const page = await this.store.pageFrom(firstId, offset - anchor * PAGE_ANCHOR_SPACING, limit)
       if (page.membersVersion === membersVersion) return page
     }
-    // The members changed since the anchors were read, or there is no user at that position:
-    // the plain scan is right whatever happened.
+    // The members changed since the anchors were read, or no user sits there: the plain scan is always right.
     return await this.store.pageFrom(0, offset, limit)
   }
 
