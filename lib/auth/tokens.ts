@@ -19,7 +19,7 @@ export interface TokenSubject { id: number, tokenVersion: number }
 /** `expiresAt`: UNIX ms, a whole second; its refresh token's `exp`. */
 export interface TokenSession { id: SessionId, expiresAt: number }
 
-/** `sessionId` is null only for an access token from before sessions (docs/decisions.md, "Sessions"). */
+/** `sessionId` is null only for an access token from before sessions (docs/decisions.md, "Sessions and logout"). */
 export interface VerifiedToken { userId: number, tokenVersion: number, sessionId: SessionId | null, use: TokenUse, expiresAtSeconds: number }
 
 /** The access-token part of the login and refresh answers. */
