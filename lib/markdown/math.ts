@@ -100,6 +100,18 @@ function codeSpans (src: string, end: number): Array<[number, number]> {
 /** Per inline source: its code spans, and where scanning for a closing `$` found none (no opener after it can close). */
 const scanned = new WeakMap<StateInline, { posMax: number, spans: Array<[number, number]>, unclosedFrom: number }>()
 
+/** The index of the first span that ends after `position`, by bisection: openers do not walk the spans before them. */
+function firstSpanEndingAfter (spans: ReadonlyArray<[number, number]>, position: number): number {
+  let low = 0
+  let high = spans.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if (spans[middle]![1] <= position + 1) low = middle + 1
+    else high = middle
+  }
+  return low
+}
+
 /** The position of the `$` that closes an inline formula opened at `start`, or -1; never one inside a code span. */
 function closingDollar (state: StateInline, start: number): number {
   const { src, posMax } = state
@@ -109,7 +121,7 @@ function closingDollar (state: StateInline, start: number): number {
     scanned.set(state, known)
   }
   if (start >= known.unclosedFrom) return -1
-  let span = 0
+  let span = firstSpanEndingAfter(known.spans, start)
   for (let index = start + 1; index < posMax; index++) {
     while (span < known.spans.length && known.spans[span]![1] <= index) span++
     const code = src.charCodeAt(index)

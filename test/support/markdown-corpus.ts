@@ -479,6 +479,11 @@ export const pathologicalCases: PathologicalCase[] = [
     check: (html, source) => expect(!html.includes('<math') && count(html, '$') === count(source, '$'), 'all dollars literal')
   },
   {
+    name: 'math: code spans between openers `a` $b',
+    generate: (size) => fill(size, '`a` $b '),
+    check: (html, source) => expect(!html.includes('<math') && count(html, '<code>a</code>') === count(source, '`a`') && count(html, '$') === count(source, '$'), 'every span code, every dollar literal')
+  },
+  {
     name: 'math: $$ blocks that never close',
     generate: (size) => fill(size, '$$a\n\n'),
     check: (html, source) => expect(!html.includes('<math') && count(html, '$$') === count(source, '$$'), 'all dollars literal')
