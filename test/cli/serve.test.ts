@@ -249,7 +249,7 @@ t.test('no log line is lost: each answered request has its line, through SIGTERM
   })
 
   t.test('an uncaught error', async (t) => {
-    const preload = inRepository('test', 'throw-on-sigwinch.mjs')
+    const preload = inRepository('test', 'support', 'throw-on-sigwinch.mjs')
     const { port, child, exited, lines } = await serveWithLogs(t, ['--import', preload])
     const answered = await sendUntil(port, 'crash', (count) => count >= 300)
     child.kill('SIGWINCH')
