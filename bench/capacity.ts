@@ -39,7 +39,7 @@ export async function capacity (table: Table, databaseUrl: string, loads: (servi
       const result = await load({ url: service.url, requests, connections, duration: seconds })
       clearInterval(sampler)
       const cpu = cpuSeconds(pid) - cpuBefore
-      log(`  statuses: ${JSON.stringify((result as unknown as { statusCodeStats: unknown }).statusCodeStats)}`)
+      log(`  statuses: ${JSON.stringify(result.statusCodeStats)}`)
       const answered = result.requests.total
       const served = answered - result.non2xx
       table.note(`capacity: ${name}, ${connections} connections`, `${Math.round(served / seconds)} served/s (${result.non2xx} refused), ` +

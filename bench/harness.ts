@@ -22,6 +22,8 @@ export interface AutocannonResult {
   requests: { average: number, total: number }
   latency: { p50: number, p99: number, max: number }
   non2xx: number
+  /** Answers by status code. */
+  statusCodeStats: Record<string, { count: number }>
   errors: number
   timeouts: number
 }
