@@ -14,7 +14,7 @@
 import { execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from '../test/support/free-port.js'
 import { fileURLToPath } from 'node:url'
 import type { ChildServer } from './harness.js'
 import { BENCH_USER, BODY_LIMIT, JWT_SECRET } from './servers.js'
@@ -36,13 +36,7 @@ function imageEnvironment (): Record<string, string> {
   return Object.fromEntries(line.trim().split(/\s+/).map((pair) => pair.split('=', 2) as [string, string]))
 }
 
-export async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
+export { freePort }
 
 /** The environment of `meridian serve` (and of its CLI commands) in `configuration`, on its own ports. */
 export async function serviceEnvironment (configuration: Configuration, databaseUrl: string, limits: Limits = 'exempt'): Promise<Record<string, string>> {

@@ -5,15 +5,8 @@ import { connect, createServer } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { DEMO_PASSWORD, DEMO_USERNAME } from '../../lib/users/demo-users.js'
+import { freePort } from '../support/free-port.js'
 import { cliPath, inRepository, repositoryRoot } from '../support/repository.js'
-
-async function freePort (): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  return port
-}
 
 async function rawRequest (port: number, bytes: string): Promise<string> {
   const socket = connect(port, '127.0.0.1', () => socket.end(bytes))

@@ -11,7 +11,8 @@ import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
-import { connect, createServer } from 'node:net'
+import { connect } from 'node:net'
+import { freePort } from '../support/free-port.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -116,16 +117,7 @@ export function balancerLog (cluster: Cluster, from = 0): string[] {
   return linesOf(existsSync(shipped) ? shipped : join(cluster.directory, 'access.log'), from)
 }
 
-/** A port nothing listens on at `host` right now. */
-export async function freePort (host: string): Promise<number> {
-  const server = createServer()
-  server.listen(0, host)
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
-}
+export { freePort }
 
 async function acceptsConnections (target: Endpoint): Promise<boolean> {
   return await new Promise((resolve) => {

@@ -1,25 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import type { Test } from 'tap'
+import { freePort } from './free-port.js'
 import { skipIfMissing } from './requirements.js'
 
 export const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server'
 
 export function redisServerSkip (): string | false {
   return skipIfMissing(!existsSync(REDIS_SERVER) && `redis-server not at ${REDIS_SERVER} (apt-get install redis-server, or set REDIS_SERVER)`)
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
 }
 
 /**
