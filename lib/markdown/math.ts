@@ -206,27 +206,19 @@ function blockMath (state: StateBlock, startLine: number, endLine: number, silen
     content = `${firstLine}\n${body.slice(0, -2)}`
   }
   if (silent) return true
-  const token: Token = state.push('math_block', 'math', 0)
+  // A math fence by another name: render.ts's fence rule renders both, and a block that does not parse as either.
+  const token: Token = state.push('fence', 'code', 0)
   token.block = true
+  token.info = 'math'
+  token.markup = '$$'
   token.content = content
   token.map = [startLine, lastLine + 1]
   state.line = lastLine + 1
   return true
 }
 
-const escapeHtml = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
-
-/** A display formula, or its source in a code block when it stays source (as a ```` ```math ```` fence that does not parse). */
-export function displayMath (tex: string, env: object): string {
-  const rendered = mathml(tex, true, env)
-  return rendered === undefined
-    ? `<pre><code class="language-math">${escapeHtml(tex)}</code></pre>\n`
-    : ownFragment(env, rendered) + '\n'
-}
-
 export function githubMath (md: MarkdownIt): void {
   md.inline.ruler.before('escape', 'math_inline', inlineMath)
   md.block.ruler.before('fence', 'math_block', blockMath, { alt: ['paragraph', 'reference', 'blockquote', 'list'] })
   md.renderer.rules.math_inline = (tokens, index, _options, env) => ownFragment(env, (tokens[index]!.meta as { mathml: string }).mathml)
-  md.renderer.rules.math_block = (tokens, index, _options, env) => displayMath(tokens[index]!.content, env)
 }

@@ -13,7 +13,7 @@ import { headingAnchors } from './anchors.js'
 import { githubRawHtml, ownFragment, ownFragmentsOf, ownMarkOf } from './raw-html.js'
 import { githubHtml } from './github-html.js'
 import { highlightCode } from './code-highlight.js'
-import { displayMath, githubMath } from './math.js'
+import { githubMath, mathml } from './math.js'
 
 /**
  * GFM to HTML that is safe to embed: raw HTML as github.com shows it (or escaped), no dangerous URL scheme,
@@ -115,7 +115,11 @@ function highlightedAndMathFences (md: MarkdownIt, features: MarkdownFeatures): 
   md.renderer.rules.fence = (tokens, index, options, env, self) => {
     const token = tokens[index]!
     const language = fenceLanguage(md, token)
-    if (features.math && language === 'math') return displayMath(token.content, env)
+    if (features.math && language === 'math') {
+      const rendered = mathml(token.content, true, env)
+      // One that does not parse stays a `language-math` code block.
+      if (rendered !== undefined) return ownFragment(env, rendered) + '\n'
+    }
     const highlighted = features.highlight ? highlightCode(token.content, language, env) : undefined
     if (highlighted === undefined) return fence(tokens, index, options, env, self)
     return fence(tokens, index, { ...options, highlight: () => ownFragment(env, highlighted) }, env, self)
