@@ -49,6 +49,8 @@ t.test('a formula that does not parse is its source', async (t) => {
   t.equal(render('x $*a* \\unknowncommand$ y'), '<p>x $<em>a</em> \\unknowncommand$ y</p>\n')
   t.equal(render('$$\n\\frac{a\n$$'), '<pre><code class="language-math">\n\\frac{a\n</code></pre>\n', 'displayed: a math code block')
   t.equal(render('```math\n\\begin{x}\n```'), '<pre><code class="language-math">\\begin{x}\n</code></pre>\n')
+  t.equal(render('<b>x</b>\n\n$$\n\\frac{a\n$$'), '<p><b>x</b></p>\n<pre><code class="language-math">\n\\frac{a\n</code></pre>\n',
+    'with raw HTML beside it too, its class kept as the service\'s own')
 })
 
 t.test('MARKDOWN_MATH=off: dollars and math fences as before', async (t) => {
