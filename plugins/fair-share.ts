@@ -1,5 +1,5 @@
 import { BlockList, isIPv4 } from 'node:net'
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, onSendHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { LRUCache } from 'lru-cache'
 import { errorBody } from './errors.js'
@@ -41,14 +41,16 @@ export interface FairShareOptions {
   syncIntervalMs?: number
 }
 
-const POLICY_NAMES = { requests: 'requests', markdownBytes: 'markdown-bytes', markdownRenders: 'markdown-renders' } as const
+interface RenderPlace { readonly client: string, held: boolean, handling: boolean }
+
+export const POLICY_NAMES = { requests: 'requests', markdownBytes: 'markdown-bytes', markdownRenders: 'markdown-renders' } as const
 
 /** Per policy and replica, least recently seen forgotten first (about 200 bytes each). */
 const MAX_CLIENTS = 100_000
 const DEFAULT_SYNC_INTERVAL_MS = 100
 /** Without a sync answered for this long, the shared totals stop counting and this replica's own decide. */
 const SHARED_TOTALS_STALE_MS = 1000
-const REDIS_KEY_PREFIX = 'meridian:fair-share:'
+export const REDIS_KEY_PREFIX = 'meridian:fair-share:'
 /** A cell costs what ordinary Markdown of the same render time would (docs/decisions.md, "Fair share"). */
 const BYTES_PER_TABLE_CELL = 4
 /** Retry-After when over the renders at once: a render takes up to seconds. */
@@ -175,13 +177,37 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     done()
   }
 
-  function takeRenderPlace (reply: FastifyReply, client: string): void {
+  /**
+   * A render place is held while its render may run: until the answer is sent, or until the client
+   * hangs up before the handler starts. A client that hangs up while its document renders does not
+   * stop the render, so it does not free the place either.
+   */
+  const renderPlaces = new WeakMap<FastifyRequest, RenderPlace>()
+
+  function takeRenderPlace (request: FastifyRequest, reply: FastifyReply, client: string, handling: boolean): void {
     rendering.set(client, (rendering.get(client) ?? 0) + 1)
-    reply.raw.once('close', () => {
-      const left = (rendering.get(client) ?? 1) - 1
-      if (left > 0) rendering.set(client, left)
-      else rendering.delete(client)
-    })
+    const place: RenderPlace = { client, held: true, handling }
+    renderPlaces.set(request, place)
+    reply.raw.once('close', () => { if (!place.handling) releaseRenderPlace(place) })
+  }
+
+  function releaseRenderPlace (place: RenderPlace): void {
+    if (!place.held) return
+    place.held = false
+    const left = (rendering.get(place.client) ?? 1) - 1
+    if (left > 0) rendering.set(place.client, left)
+    else rendering.delete(place.client)
+  }
+
+  /** The body is read and the handler is next: the place is now released only once the answer is sent. */
+  function holdRenderPlaceWhileHandling (request: FastifyRequest): void {
+    const place = renderPlaces.get(request)
+    if (place === undefined) return
+    place.handling = true
+    if (!place.held) { // the client hung up just as its body was read: the render still runs
+      place.held = true
+      rendering.set(place.client, (rendering.get(place.client) ?? 0) + 1)
+    }
   }
 
   /** Passed onRequest without a render place; limitTableDocument may still give them one. */
@@ -199,10 +225,10 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     const rendersStanding: Standing = takesRenderPlace && renders >= options.markdownRendersAtOnce
       ? { remaining: 0, resetSeconds: 0, retryAfterSeconds: RENDERS_RETRY_AFTER_SECONDS }
       : { remaining: Math.max(0, options.markdownRendersAtOnce - renders - (takesRenderPlace ? 1 : 0)), resetSeconds: 0, retryAfterSeconds: 0 }
-    const rateLimit = () => [
-      rateLimitItem(POLICY_NAMES.requests, requestStanding),
-      rateLimitItem(POLICY_NAMES.markdownBytes, bytesStanding),
-      `"${POLICY_NAMES.markdownRenders}";r=${rendersStanding.remaining}`
+    const rateLimit = (requestsLeft: Standing, bytesLeft: Standing, rendersLeft: number) => [
+      rateLimitItem(POLICY_NAMES.requests, requestsLeft),
+      rateLimitItem(POLICY_NAMES.markdownBytes, bytesLeft),
+      `"${POLICY_NAMES.markdownRenders}";r=${rendersLeft}`
     ].join(', ')
     reply.header('ratelimit-policy', policyHeader.document)
     const over = ([[POLICY_NAMES.requests, requestStanding], [POLICY_NAMES.markdownBytes, bytesStanding], [POLICY_NAMES.markdownRenders, rendersStanding]] as const)
@@ -210,18 +236,22 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     if (over.length > 0) {
       // The longest wait is the one that lets the request through.
       const [policy, standing] = over.reduce((longest, next) => next[1].retryAfterSeconds > longest[1].retryAfterSeconds ? next : longest)
-      return refuse(request, reply, client, policy, standing.retryAfterSeconds, rateLimit())
+      // Refused, the request is charged nothing: what is left is what was left before it.
+      const uncharged = (counter: QuotaCounter, standing: Standing) => standing.retryAfterSeconds > 0 ? standing : counter.standing(client, 0)
+      const rendersLeft = Math.max(0, options.markdownRendersAtOnce - renders)
+      return refuse(request, reply, client, policy, standing.retryAfterSeconds, rateLimit(uncharged(requests, requestStanding), uncharged(markdownBytes, bytesStanding), rendersLeft))
     }
     requests.charge(client, 1)
     markdownBytes.charge(client, bytes)
-    if (takesRenderPlace) takeRenderPlace(reply, client)
+    if (takesRenderPlace) takeRenderPlace(request, reply, client, false)
     else smallDocuments.set(request, { client, bytes })
-    reply.header('ratelimit', rateLimit())
+    reply.header('ratelimit', rateLimit(requestStanding, bytesStanding, rendersStanding.remaining))
     done()
   }
 
   /** A small padded table may need a thread (docs/decisions.md, "Fair share"): takes a place, charged by its cells. */
   function limitTableDocument (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    holdRenderPlaceWhileHandling(request)
     const small = smallDocuments.get(request)
     const markdown = (request.body as { markdown?: unknown } | undefined)?.markdown
     if (small === undefined || typeof markdown !== 'string' || rendersQuickly(markdown)) return done()
@@ -235,8 +265,14 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
       return refuse(request, reply, client, POLICY_NAMES.markdownBytes, standing.retryAfterSeconds, rateLimitItem(POLICY_NAMES.markdownBytes, standing))
     }
     markdownBytes.charge(client, cost)
-    takeRenderPlace(reply, client)
+    takeRenderPlace(request, reply, client, true)
     done()
+  }
+
+  const releaseAfterRender: onSendHookHandler = (request, _reply, payload, done) => {
+    const place = renderPlaces.get(request)
+    if (place !== undefined) releaseRenderPlace(place)
+    done(null, payload)
   }
 
   const hookFor: Record<FairShareCharge, onRequestHookHandler> = { request: limitRequest, document: limitDocument }
@@ -247,7 +283,10 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
       return
     }
     route.onRequest = [...[route.onRequest ?? []].flat(), hookFor[charge]]
-    if (charge === 'document') route.preHandler = [limitTableDocument, ...[route.preHandler ?? []].flat()]
+    if (charge === 'document') {
+      route.preHandler = [limitTableDocument, ...[route.preHandler ?? []].flat()]
+      route.onSend = [...[route.onSend ?? []].flat(), releaseAfterRender]
+    }
   })
 
   fastify.decorate('fairShare', { refusals: () => refusals.values() } satisfies FairShare)

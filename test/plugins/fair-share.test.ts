@@ -112,6 +112,43 @@ t.test('a refusal is decided before the body is read: a client that sends only t
   t.match(answer, /\r\nretry-after: \d+\r\n/i)
 })
 
+/** Writes `head` (and `body`) on a new connection from `localAddress`, and reads until the server closes it or `until` matches. */
+async function rawExchange (port: number, localAddress: string, request: string, until: RegExp): Promise<{ answer: string, closed: boolean }> {
+  const socket = connect({ port, host: '127.0.0.1', localAddress })
+  await once(socket, 'connect')
+  socket.setEncoding('utf8')
+  let answer = ''
+  let closed = false
+  socket.on('data', (chunk: string) => { answer += chunk })
+  socket.once('close', () => { closed = true })
+  socket.on('error', () => {})
+  socket.write(request)
+  const deadline = Date.now() + 5000
+  while (!closed && !until.test(answer) && Date.now() < deadline) await sleep(10)
+  await sleep(100)
+  socket.destroy()
+  return { answer, closed }
+}
+
+t.test('straight on the socket, a refused document closes the connection unread; a chunked one is charged BODY_LIMIT', async (t) => {
+  const app = await build(t, { ...LIMITS, RATE_LIMIT_REQUESTS: '100', BODY_LIMIT: '60000', RATE_LIMIT_MARKDOWN_BYTES: '120000' })
+  const port = Number(new URL(await app.listen({ host: '127.0.0.1', port: 0 })).port)
+  const client = `127.0.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] as number % 250)}`
+  const chunk = JSON.stringify({ markdown: '# chunked' })
+  const chunked = await rawExchange(port, client, 'POST /api/markdown/parse HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+    `Transfer-Encoding: chunked\r\n\r\n${chunk.length.toString(16)}\r\n${chunk}\r\n0\r\n\r\n`, /\r\n\r\n\{.*\}$/s)
+  t.match(chunked.answer, /^HTTP\/1\.1 200 /, 'a chunked document is rendered')
+  t.match(chunked.answer, /\r\nratelimit: [^\r]*"markdown-bytes";r=60000;/i, 'and charged BODY_LIMIT, the most it may be, not its 21 bytes')
+  // 60,000 bytes are left: a declared 61,000 would pass BODY_LIMIT, so 59,000 fit once and then no more.
+  const declared = 'POST /api/markdown/parse HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 59000\r\n\r\n'
+  const passes = await rawExchange(port, client, declared + JSON.stringify({ markdown: 'a'.repeat(58_985) }), /\r\n\r\n\{.*\}$/s)
+  t.match(passes.answer, /^HTTP\/1\.1 200 /)
+  const refused = await rawExchange(port, client, `${declared}{"markdown":"`, /\r\n\r\n\{.*\}$/s)
+  t.match(refused.answer, /^HTTP\/1\.1 429 /, 'the next is refused with its body still to come')
+  t.match(refused.answer, /\r\nconnection: close\r\n/i, 'with Connection: close')
+  t.ok(refused.closed, 'and the server closes the connection rather than read the body')
+})
+
 t.test('Markdown is charged by size: a large document is refused where a small one still passes', async (t) => {
   const app = await build(t, { ...LIMITS, RATE_LIMIT_REQUESTS: '100', BODY_LIMIT: '60000', RATE_LIMIT_MARKDOWN_BYTES: '120000' })
   const client = randomAddress()
@@ -125,6 +162,7 @@ t.test('Markdown is charged by size: a large document is refused where a small o
   const refused = await render(large)
   t.equal(refused.statusCode, 429, 'the third does not')
   t.match(refused.headers.ratelimit, /"markdown-bytes";r=\d+;t=\d+/)
+  t.match(refused.headers.ratelimit, /^"requests";r=98;/, 'a refused request is charged nothing: two of 100 requests used, not three')
   t.ok(Number(refused.headers['retry-after']) >= 1)
   t.equal((await render({ markdown: '# small' })).statusCode, 200, 'a small document still fits')
   const metrics = await app.metricsRegistry.getSingleMetricAsString('meridian_fair_share_refusals_total')
@@ -145,6 +183,44 @@ t.test('one large render at a time per client: the next waits for it or is refus
   t.equal((await render(client)).statusCode, 200, 'once the first is done, the client may render again')
   const small = await Promise.all([1, 2, 3].map(async () => await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload: { markdown: '# hi' } })))
   t.same(small.map((answer) => answer.statusCode), [200, 200, 200], 'small documents, rendered at once on the event loop, take no place')
+})
+
+t.test('a client that hangs up while its document renders keeps its render place until the render ends', async (t) => {
+  const app = await build(t, { ...LIMITS, RATE_LIMIT_REQUESTS: '100' })
+  const { port } = new URL(await app.listen({ host: '127.0.0.1', port: 0 }))
+  const client = `127.0.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] as number % 250)}`
+  // About 0.6 MB of emphasis: hundreds of milliseconds of a render thread.
+  const body = JSON.stringify({ markdown: '*a* '.repeat(150_000) })
+  const socket = connect({ port: Number(port), host: '127.0.0.1', localAddress: client })
+  await once(socket, 'connect')
+  socket.write('POST /api/markdown/parse HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
+  while (app.markdown.load().pendingCharacters === 0) await sleep(5)
+  socket.destroy()
+  await sleep(50) // the server has seen the connection close
+  t.ok(app.markdown.load().pendingCharacters > 0, 'the first document is still rendering, its client gone')
+  const second = await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload: { markdown: '*b* '.repeat(5_000) } })
+  t.equal(second.statusCode, 429, 'its client\'s next large document waits for it')
+  t.match(second.headers.ratelimit, /"markdown-renders";r=0$/)
+  while (app.markdown.load().pendingCharacters > 0) await sleep(10)
+  const third = await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload: { markdown: '*b* '.repeat(5_000) } })
+  t.equal(third.statusCode, 200, 'once the render has ended, the place is free again')
+})
+
+t.test('a client that hangs up before its body is read frees its render place at once', async (t) => {
+  const app = await build(t, { ...LIMITS, RATE_LIMIT_REQUESTS: '100' })
+  const { port } = new URL(await app.listen({ host: '127.0.0.1', port: 0 }))
+  const client = `127.0.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] as number % 250)}`
+  const socket = connect({ port: Number(port), host: '127.0.0.1', localAddress: client })
+  await once(socket, 'connect')
+  socket.write('POST /api/markdown/parse HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 600000\r\n\r\n{"markdown":"')
+  await sleep(100)
+  const meanwhile = await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload: { markdown: '*b* '.repeat(5_000) } })
+  t.equal(meanwhile.statusCode, 429, 'while its body is coming, the document holds the place')
+  socket.destroy()
+  await sleep(100)
+  const after = await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload: { markdown: '*b* '.repeat(5_000) } })
+  t.equal(after.statusCode, 200, 'the body never came: nothing renders, and the place is free')
 })
 
 t.test('a small document that still renders in a thread, a table of many cells, takes a render place and is charged by its cells', async (t) => {
