@@ -4,19 +4,23 @@
  * some parts. BENCH_ROUNDS (9) and BENCH_SECONDS (4) set the alternating rounds of each rate
  * comparison; BENCH_USERS (1,000,000) the users of the scale part; BENCH_SESSIONS (1,000,000) the
  * ended sessions of the sessions part; BENCH_DATABASE_URL (else
- * TEST_DATABASE_URL, else the local server; `none` to skip) the PostgreSQL server.
+ * TEST_DATABASE_URL, else the local server; `none` to skip) the PostgreSQL server; BENCH_REDIS_URL
+ * (else TEST_REDIS_URL, else the local server; `none` to skip) the Redis of the limiter's rows.
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { Redis } from 'ioredis'
 import pg from 'pg'
 import BetterSqlite3 from '../lib/store/better-sqlite3.js'
 import { fairShareScenario } from '../test/support/fair-share-load.js'
 import { httpRequest } from '../test/support/http-request.js'
 import { pathologicalCases, README, README_WITH_HTML, README_WITH_MATH } from '../test/support/markdown-corpus.js'
 import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown, type RawHtml } from '../lib/markdown/render.js'
+import { storeKeyOf } from '../lib/fair-share/quotas.js'
+import { POLICY_NAMES, REDIS_KEY_PREFIX } from '../plugins/fair-share.js'
 import { FLOORS } from './floors.js'
 import { sunQueries } from './sun-queries.js'
 import {
@@ -24,7 +28,7 @@ import {
   startServer, Table, times
 } from './harness.js'
 import { BENCH_USER } from './servers.js'
-import { CLI, type Configuration, EXEMPT_CLIENT, freePort, startService } from './service.js'
+import { BENCH_REQUESTS_PER_DAY, CLI, type Configuration, EXEMPT_CLIENT, freePort, startService } from './service.js'
 import { capacity, markdownRequest } from './capacity.js'
 
 const table = new Table()
@@ -59,6 +63,21 @@ async function postgresUrl (): Promise<{ url: string, drop: () => Promise<void> 
   const url = new URL(server)
   url.pathname = `/${name}`
   return { url: url.href, drop: async () => { await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await admin.end() } }
+}
+
+/** A Redis server for the limiter's shared counts (BENCH_REDIS_URL, else TEST_REDIS_URL, else the local one; `none` to skip), if one answers. */
+async function benchRedis (): Promise<{ url: string, redis: Redis } | undefined> {
+  const url = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+  if (url === 'none') return undefined
+  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  try {
+    await redis.connect()
+    await redis.ping()
+    return { url, redis }
+  } catch {
+    redis.disconnect()
+    return undefined
+  }
 }
 
 /** What the database of `databaseUrl` has committed, as PostgreSQL counts it (pg_stat_database). */
@@ -116,9 +135,16 @@ async function withServers<T> (servers: Array<Promise<ChildServer>>, use: (serve
   }
 }
 
+/** Behind the balancer of the sun part: a client limited but under its quota (no RateLimit headers), and one past half of it (the headers on every answer). */
+const LIMITED_CLIENT = '10.0.0.2'
+const HALF_USED_CLIENT = '10.0.0.3'
+const DAY_MS = 86_400_000
+
 async function sun (): Promise<void> {
   const requests = sunQueries()
-  await withServers([startService('image', sqliteUrl()), startService('quiet', sqliteUrl()), startService('quiet', sqliteUrl(), 0, 'behind a balancer'), startServer('fixed'), startServer('fixed-logged'), startServer('bare-sun')],
+  const store = await benchRedis()
+  const limits = { behindBalancer: true, redisUrl: store?.url } as const
+  await withServers([startService('image', sqliteUrl()), startService('quiet', sqliteUrl()), startService('quiet', sqliteUrl(), 0, limits), startServer('fixed'), startServer('fixed-logged'), startServer('bare-sun')],
     async ([image, quiet, behindBalancer, fixed, fixedLogged, bare]) => {
       log('sun: the service as the image runs it, quiet, and quiet with the load limited (under its limits), Fastify with a fixed body without and with its logger, node:http with the searches (20 connections)')
       // Every connection walks the queries from its own offset.
@@ -136,14 +162,51 @@ async function sun (): Promise<void> {
       table.note('sun: Fastify fixed body, logger at info ÷ no logger', ratio(of('fixed, logger at info') / of('fixed')))
       table.guard('sun: quiet ÷ Fastify fixed body, no logger', of('quiet') / of('fixed'), FLOORS.sunVsFixedBody, ratio)
       table.guard('sun: quiet ÷ bare searches', of('quiet') / of('searches'), FLOORS.sunVsBareSearches, times)
-      log('sun: the service quiet behind a balancer (TRUST_PROXY), its clients exempt from the fair-share limits or limited under them (20 connections)')
-      const from = (client: string): BenchRequest[] => requests.map((request) => ({ ...request, headers: { ...request.headers, 'x-forwarded-for': client } }))
-      const limiter = await medianRates([
-        { name: 'exempt', url: behindBalancer?.url ?? '', requests: from(EXEMPT_CLIENT), connections: 20, setupClient: staggered },
-        { name: 'limited', url: behindBalancer?.url ?? '', requests: from('10.0.0.2'), connections: 20, setupClient: staggered }
-      ])
-      table.guard('sun: one process, a client limited under its limits ÷ an exempt one', (limiter.limited ?? NaN) / (limiter.exempt ?? NaN), FLOORS.sunLimitedVsExempt, ratio)
+      await limiterCost(behindBalancer?.url ?? '', requests, staggered, store?.redis)
     })
+  await store?.redis.quit()
+}
+
+/**
+ * What the fair share costs the cheapest route, on one process behind a trusted balancer: an exempt client (the
+ * limiter's hook answers at once) against a limited client under half its quota, and, with Redis, one past half of
+ * it, which gets the RateLimit headers on every answer. With Redis the counts are synced as on replicas.
+ */
+async function limiterCost (url: string, requests: BenchRequest[], staggered: (client: { setRequests: (requests: BenchRequest[]) => void }) => void, redis: Redis | undefined): Promise<void> {
+  const from = (client: string): BenchRequest[] => requests.map((request) => ({ ...request, headers: { ...request.headers, 'x-forwarded-for': client } }))
+  const keysOf = (client: string): string[] => [-1, 0, 1].map((days) =>
+    REDIS_KEY_PREFIX + storeKeyOf(POLICY_NAMES.requests, client, Math.floor(Date.now() / DAY_MS) + days))
+  const clients = [LIMITED_CLIENT, HALF_USED_CLIENT]
+  if (redis !== undefined) {
+    await redis.del(...clients.flatMap(keysOf))
+    // More than half of the quota, as if used earlier today on another replica.
+    await redis.set(keysOf(HALF_USED_CLIENT)[1] as string, String(0.6 * BENCH_REQUESTS_PER_DAY), 'PX', 2 * DAY_MS)
+    await rateLimitHeaderOf(url, HALF_USED_CLIENT) // the replica's first sync of the client reads the total
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    if (await rateLimitHeaderOf(url, HALF_USED_CLIENT) === null) throw new Error('the client past half its quota gets no RateLimit header')
+  }
+  if (await rateLimitHeaderOf(url, LIMITED_CLIENT) !== null) throw new Error('the client under half its quota gets RateLimit headers')
+  log(`sun: the service quiet behind a balancer (TRUST_PROXY), its clients exempt from the fair-share limits or limited under them${redis === undefined ? ' (no Redis answered: counts of its own, and no client past half its quota)' : ', the counts shared through Redis'} (20 connections)`)
+  try {
+    const limiter = await medianRates([
+      { name: 'exempt', url, requests: from(EXEMPT_CLIENT), connections: 20, setupClient: staggered },
+      { name: 'limited', url, requests: from(LIMITED_CLIENT), connections: 20, setupClient: staggered },
+      ...(redis === undefined ? [] : [{ name: 'limited, past half', url, requests: from(HALF_USED_CLIENT), connections: 20, setupClient: staggered }])
+    ])
+    const shared = redis === undefined ? '' : ', counts in Redis'
+    table.guard(`sun: one process, a client limited under its limits ÷ an exempt one${shared}`, (limiter.limited ?? NaN) / (limiter.exempt ?? NaN), FLOORS.sunLimitedVsExempt, ratio)
+    if (redis === undefined) table.note('sun: a client past half its quota (RateLimit headers) ÷ an exempt one', 'no Redis')
+    else table.guard(`sun: a client past half its quota (RateLimit headers) ÷ an exempt one${shared}`, (limiter['limited, past half'] ?? NaN) / (limiter.exempt ?? NaN), FLOORS.sunLimitedVsExempt, ratio)
+  } finally {
+    if (redis !== undefined) await redis.del(...clients.flatMap(keysOf))
+  }
+}
+
+/** The RateLimit header of a sun answer to `client` behind the balancer at `url`, or null. */
+async function rateLimitHeaderOf (url: string, client: string): Promise<string | null> {
+  const response = await fetch(`${url}/api/date/suninfo?timestamp=1700000000&latitude=51.5&longitude=0`, { headers: { 'x-forwarded-for': client } })
+  if (response.status !== 200) throw new Error(`the sun route answered ${response.status} to ${client}`)
+  return response.headers.get('ratelimit')
 }
 
 /** The scenario of issue #45 against the service as the image runs it, with its default limits. */

@@ -7,9 +7,10 @@
  *   quiet   the same with logging off (LOG_LEVEL=silent) and no metrics port
  *
  * The load comes from 127.0.0.1, which is exempt from the fair-share limits (RATE_LIMIT_EXEMPT),
- * as an operator's load test would be. With `limits: 'behind a balancer'`, 127.0.0.1 is the trusted
+ * as an operator's load test would be. With limits `{ behindBalancer }`, 127.0.0.1 is the trusted
  * balancer instead, and each request's X-Forwarded-For names its client: EXEMPT_CLIENT is exempt,
- * any other is limited by quotas a bench never reaches, so that one process shows the limiter's cost.
+ * any other is limited by quotas a bench never reaches (a day's window), so that one process shows
+ * the limiter's cost; with `redisUrl`, the counts are shared through Redis as on replicas.
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -21,7 +22,9 @@ import { BENCH_USER, BODY_LIMIT, JWT_SECRET } from './servers.js'
 
 export type Configuration = 'image' | 'quiet'
 /** Whether the bench's own address is exempt from the fair-share limits, or a balancer whose clients are limited, but under their quotas. */
-export type Limits = 'exempt' | 'behind a balancer'
+export type Limits = 'exempt' | { readonly behindBalancer: true, readonly redisUrl?: string }
+/** Behind a balancer: each client's quota of requests a day, which no bench reaches. */
+export const BENCH_REQUESTS_PER_DAY = 1e12
 /** With limits 'behind a balancer': the one client address exempt from the limits. */
 export const EXEMPT_CLIENT = '10.0.0.1'
 
@@ -52,7 +55,13 @@ export async function serviceEnvironment (configuration: Configuration, database
     BODY_LIMIT,
     ...(limits === 'exempt'
       ? { RATE_LIMIT_EXEMPT: '127.0.0.1' }
-      : { TRUST_PROXY: '127.0.0.1', RATE_LIMIT_EXEMPT: EXEMPT_CLIENT, RATE_LIMIT_REQUESTS: String(1e12) }),
+      : {
+          TRUST_PROXY: '127.0.0.1',
+          RATE_LIMIT_EXEMPT: EXEMPT_CLIENT,
+          RATE_LIMIT_REQUESTS: String(BENCH_REQUESTS_PER_DAY),
+          RATE_LIMIT_WINDOW: '86400',
+          ...(limits.redisUrl === undefined ? {} : { REDIS_URL: limits.redisUrl })
+        }),
     ...(configuration === 'image'
       ? { METRICS_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) }
       : { LOG_LEVEL: 'silent' })

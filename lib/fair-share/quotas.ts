@@ -13,6 +13,9 @@ export interface QuotaPolicy {
   readonly unit: QuotaUnit
 }
 
+/** A client's count of one policy in one window, as the shared store names it (after its prefix). */
+export const storeKeyOf = (policyName: string, client: string, window: number): string => `${policyName}:${client}:${window}`
+
 /** Where a client stands in one policy at one moment. */
 export interface Standing {
   /** Once this charge is made, when it fits. */
@@ -147,7 +150,7 @@ export class QuotaCounter {
   }
 
   storeKey (usage: ClientUsage, window: number): string {
-    return `${this.policy.name}:${usage.key}:${window}`
+    return storeKeyOf(this.policy.name, usage.key, window)
   }
 
   get windowMilliseconds (): number { return this.windowMs }
