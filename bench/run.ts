@@ -443,7 +443,8 @@ const MAX_MEMORY_REQUESTS = 1_500_000
  */
 async function memory (): Promise<void> {
   const port = await freePort()
-  const env = { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: sqliteUrl() }
+  // Its load is exempt from the fair share, as an operator's load test would be: what is measured is what the answers keep.
+  const env = { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: sqliteUrl(), RATE_LIMIT_EXEMPT: '127.0.0.1' }
   execFileSync(process.execPath, [CLI, 'user', 'add', '--username', BENCH_USER.username], { env, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
   execFileSync(process.execPath, [CLI, 'user', 'seed', '--count', '1000'], { env, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
   const server = spawn(process.execPath, ['--require', REPORT_FULL_COLLECTIONS, CLI, 'serve'], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
@@ -478,7 +479,8 @@ async function memory (): Promise<void> {
       }
       const result = await load({ url, requests: mixed, amount })
       sent += amount
-      if (result.non2xx > 0) log(`memory: ${result.non2xx} of ${amount} answers were not 2xx`)
+      // Refusals would measure what a refusal keeps, not what an answer does.
+      if (result.non2xx > 0) throw new Error(`memory: ${result.non2xx} of ${amount} answers were not 2xx`)
     }
     /** Loads until `atLeast` requests are sent, then on until V8 makes a full collection: the memory after it, and when. */
     const nextCollectionAfter = async (atLeast: number): Promise<AfterFullCollection & { between: [number, number] }> => {

@@ -67,8 +67,8 @@ async function app (databaseUrl: string, users: number): Promise<number> {
   const built = async <T>(path: string): Promise<T> => await import(new URL(`../dist/${path}`, import.meta.url).href) as T
   const { buildApp } = await built<typeof import('../app.js')>('app.js')
   const { loadConfig } = await built<typeof import('../config.js')>('config.js')
-  const { seedUsers } = await built<typeof import('../lib/users/seed-users.js')>('lib/seed-users.js')
-  const { hashPassword } = await built<typeof import('../lib/auth/passwords.js')>('lib/passwords.js')
+  const { seedUsers } = await built<typeof import('../lib/users/seed-users.js')>('lib/users/seed-users.js')
+  const { hashPassword } = await built<typeof import('../lib/auth/passwords.js')>('lib/auth/passwords.js')
   const service = await buildApp(
     loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, JWT_SECRET, BODY_LIMIT, RATE_LIMIT_EXEMPT: '127.0.0.1' }),
     { loginThrottle: { maxFailuresPerUsername: 1e9, maxFailuresPerAddress: 1e9 } }
