@@ -5,16 +5,8 @@
  * and after, and the log bytes per answer on standard output. Read from /proc; Linux only.
  */
 import { readFileSync } from 'node:fs'
-import { type BenchRequest, JSON_HEADERS, load, log, type Table } from './harness.js'
+import { type BenchRequest, JSON_HEADERS, load, log, processCpuSeconds, type Table } from './harness.js'
 import { startService } from './service.js'
-
-const CLOCK_TICKS_PER_SECOND = 100
-
-function cpuSeconds (pid: number): number {
-  // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND
-}
 
 function residentMiB (pid: number): number {
   const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
@@ -33,12 +25,12 @@ export async function capacity (table: Table, databaseUrl: string, loads: (servi
     table.note('capacity: resident memory idle, after start', `${residentMiB(pid).toFixed(0)} MiB`)
     for (const { name, requests, connections } of await loads(service.url)) {
       log(`capacity: ${name}, ${seconds} s on ${connections} connections`)
-      const [cpuBefore, logBefore] = [cpuSeconds(pid), logBytes]
+      const [cpuBefore, logBefore] = [processCpuSeconds(pid), logBytes]
       let peak = 0
       const sampler = setInterval(() => { peak = Math.max(peak, residentMiB(pid)) }, 100)
       const result = await load({ url: service.url, requests, connections, duration: seconds })
       clearInterval(sampler)
-      const cpu = cpuSeconds(pid) - cpuBefore
+      const cpu = processCpuSeconds(pid) - cpuBefore
       log(`  statuses: ${JSON.stringify(result.statusCodeStats)}`)
       const answered = result.requests.total
       const served = answered - result.non2xx

@@ -29,10 +29,11 @@ export const FLOORS = {
    */
   sunVsBareSearches: { atLeast: 5 },
   /**
-   * GET /api/date/suninfo, the service quiet behind a balancer: requests from a client limited by the
-   * fair-share limits (under its quotas) ÷ from an exempt client, alternating on one process: what
-   * the limiter costs the cheapest route (issue #45: at most 5 %). One process, because two processes
-   * of the same configuration read up to 10 % apart here (docs/performance.md).
+   * GET /api/date/suninfo, the service quiet behind a balancer with its counts in Redis (the `limiter` part): the
+   * server's CPU an answer to an exempt client ÷ to a client limited but under its quota, and ÷ to one past half of
+   * it, which gets the RateLimit headers on every answer (issue #45: the limiter costs at most 5 %). One process,
+   * because two processes of the same configuration read up to 10 % apart here; CPU an answer, because a round's
+   * rate moves with what the load generator takes from the host (docs/performance.md, "The fair share").
    */
   sunLimitedVsExempt: { atLeast: 0.95 },
   /**

@@ -4,6 +4,7 @@
  * probe, and the table with its floors.
  */
 import { fork, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import type { Floor } from './floors.js'
@@ -92,17 +93,44 @@ export interface Contender { name: string, url: string, requests: BenchRequest[]
  * that speeds up or slows down favours none; one round the host spoiled does not move a median.
  */
 export async function medianRates (contenders: Contender[]): Promise<Record<string, number>> {
+  return (await alternatingRounds(contenders)).rates
+}
+
+/**
+ * As medianRates, and each contender's median CPU time of the server `pid` (every thread) per answer, in µs: what
+ * a request costs the server whatever the load generator beside it takes from the host, which moves rates far more.
+ */
+export async function medianRatesAndCpu (contenders: Contender[], pid: number): Promise<{ rates: Record<string, number>, cpuMicrosPerAnswer: Record<string, number> }> {
+  return await alternatingRounds(contenders, pid)
+}
+
+async function alternatingRounds (contenders: Contender[], pid?: number): Promise<{ rates: Record<string, number>, cpuMicrosPerAnswer: Record<string, number> }> {
   const run = async (contender: Contender, duration: number): Promise<AutocannonResult> => await load({ ...contender, duration })
   for (const contender of contenders) await run(contender, 2)
   const rates: Record<string, number[]> = Object.fromEntries(contenders.map(({ name }) => [name, []]))
+  const cpu: Record<string, number[]> = Object.fromEntries(contenders.map(({ name }) => [name, []]))
   for (let round = 1; round <= ROUNDS; round++) {
     for (const contender of round % 2 === 1 ? contenders : [...contenders].reverse()) {
+      const cpuBefore = pid === undefined ? 0 : processCpuSeconds(pid)
       const result = await run(contender, SECONDS)
+      const cpuMicros = pid === undefined ? undefined : 1e6 * (processCpuSeconds(pid) - cpuBefore) / result.requests.total
       rates[contender.name]?.push(result.requests.average)
-      log(`  round ${round} ${contender.name.padEnd(28)} ${result.requests.average.toFixed(0).padStart(6)} req/s p99 ${result.latency.p99} ms non-2xx ${result.non2xx}`)
+      if (cpuMicros !== undefined) cpu[contender.name]?.push(cpuMicros)
+      log(`  round ${round} ${contender.name.padEnd(28)} ${result.requests.average.toFixed(0).padStart(6)} req/s p99 ${result.latency.p99} ms non-2xx ${result.non2xx}` +
+        (cpuMicros === undefined ? '' : ` ${cpuMicros.toFixed(1)} µs CPU an answer`))
     }
   }
-  return Object.fromEntries(Object.entries(rates).map(([name, values]) => [name, median(values)]))
+  const medians = (values: Record<string, number[]>): Record<string, number> => Object.fromEntries(Object.entries(values).map(([name, list]) => [name, median(list)]))
+  return { rates: medians(rates), cpuMicrosPerAnswer: medians(cpu) }
+}
+
+const CLOCK_TICKS_PER_SECOND = 100
+
+/** CPU seconds `pid` has used, all its threads, user and system, from /proc (Linux only). */
+export function processCpuSeconds (pid: number): number {
+  // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND
 }
 
 /** The value at fraction `p` of sorted `values`. */
