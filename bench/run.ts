@@ -169,61 +169,63 @@ function staggeredOver (requests: BenchRequest[]): SetupClient {
   }
 }
 
+/** A limited client's count of requests in Redis, for the windows (days) around now. */
+const requestKeysOf = (client: string): string[] => [-1, 0, 1].map((days) =>
+  REDIS_KEY_PREFIX + storeKeyOf(POLICY_NAMES.requests, client, Math.floor(Date.now() / DAY_MS) + days))
+
 /** The fair share's cost on the sun route, the service quiet behind a trusted balancer. */
 async function limiter (): Promise<void> {
   const requests = sunQueries()
   const store = await benchRedis()
+  const keys = [LIMITED_CLIENT, HALF_USED_CLIENT].flatMap(requestKeysOf)
   try {
+    if (store !== undefined) {
+      await store.redis.del(...keys)
+      // More than half of the quota, as if used earlier today on another replica.
+      await store.redis.set(requestKeysOf(HALF_USED_CLIENT)[1] as string, String(0.6 * BENCH_REQUESTS_PER_DAY), 'PX', 2 * DAY_MS)
+    }
     await withServers([startService('quiet', sqliteUrl(), 0, { behindBalancer: true, redisUrl: store?.url })], async ([service]) => {
-      await limiterCost(service as ChildServer, requests, staggeredOver(requests), store?.redis)
+      await limiterCost(service as ChildServer, requests, staggeredOver(requests), store !== undefined)
     })
   } finally {
+    // Once the service has stopped: its syncs would write them again.
+    await store?.redis.del(...keys)
     await store?.redis.quit()
   }
 }
 
 /**
  * What the fair share costs the cheapest route, on one process behind a trusted balancer: an exempt client (the
- * limiter's hook answers at once) against a limited client under half its quota, and, with Redis, one past half of
- * it, which gets the RateLimit headers on every answer. With Redis the counts are synced as on replicas.
+ * limiter's hook answers at once) against a limited client under half its quota, and, with the counts shared through
+ * Redis, one past half of it (set there beforehand), which gets the RateLimit headers on every answer.
  */
-async function limiterCost (service: ChildServer, requests: BenchRequest[], staggered: SetupClient, redis: Redis | undefined): Promise<void> {
+async function limiterCost (service: ChildServer, requests: BenchRequest[], staggered: SetupClient, shared: boolean): Promise<void> {
   const url = service.url
   const from = (client: string): BenchRequest[] => requests.map((request) => ({ ...request, headers: { ...request.headers, 'x-forwarded-for': client } }))
-  const keysOf = (client: string): string[] => [-1, 0, 1].map((days) =>
-    REDIS_KEY_PREFIX + storeKeyOf(POLICY_NAMES.requests, client, Math.floor(Date.now() / DAY_MS) + days))
-  const clients = [LIMITED_CLIENT, HALF_USED_CLIENT]
-  if (redis !== undefined) {
-    await redis.del(...clients.flatMap(keysOf))
-    // More than half of the quota, as if used earlier today on another replica.
-    await redis.set(keysOf(HALF_USED_CLIENT)[1] as string, String(0.6 * BENCH_REQUESTS_PER_DAY), 'PX', 2 * DAY_MS)
+  if (shared) {
     await rateLimitHeaderOf(url, HALF_USED_CLIENT) // the replica's first sync of the client reads the total
     await new Promise((resolve) => setTimeout(resolve, 500))
     if (await rateLimitHeaderOf(url, HALF_USED_CLIENT) === null) throw new Error('the client past half its quota gets no RateLimit header')
   }
   if (await rateLimitHeaderOf(url, LIMITED_CLIENT) !== null) throw new Error('the client under half its quota gets RateLimit headers')
-  log(`sun: the service quiet behind a balancer (TRUST_PROXY), its clients exempt from the fair-share limits or limited under them${redis === undefined ? ' (no Redis answered: counts of its own, and no client past half its quota)' : ', the counts shared through Redis'} (20 connections)`)
-  try {
-    const { rates, cpuMicrosPerAnswer: cpu } = await medianRatesAndCpu([
-      { name: 'exempt', url, requests: from(EXEMPT_CLIENT), connections: 20, setupClient: staggered },
-      { name: 'limited', url, requests: from(LIMITED_CLIENT), connections: 20, setupClient: staggered },
-      ...(redis === undefined ? [] : [{ name: 'limited, past half', url, requests: from(HALF_USED_CLIENT), connections: 20, setupClient: staggered }])
-    ], service.child.pid as number)
-    const shared = redis === undefined ? '' : ', counts in Redis'
-    const of = (figures: Record<string, number>, name: string): number => figures[name] ?? NaN
-    // The floor is on the server's CPU an answer: a rate moves with what the load generator takes from the host.
-    table.guard(`sun: the limiter, one process: CPU an answer, exempt ÷ limited under its limits${shared}`, of(cpu, 'exempt') / of(cpu, 'limited'), FLOORS.sunLimitedVsExempt, ratio)
-    table.note(`sun: the limiter, one process: rate, limited under its limits ÷ exempt${shared}`, ratio(of(rates, 'limited') / of(rates, 'exempt')))
-    if (redis === undefined) {
-      table.note('sun: the limiter, a client past half its quota (RateLimit headers)', 'no Redis')
-    } else {
-      table.guard(`sun: the limiter, one process: CPU an answer, exempt ÷ past half its quota (RateLimit headers)${shared}`, of(cpu, 'exempt') / of(cpu, 'limited, past half'), FLOORS.sunLimitedVsExempt, ratio)
-      table.note(`sun: the limiter, one process: rate, past half its quota ÷ exempt${shared}`, ratio(of(rates, 'limited, past half') / of(rates, 'exempt')))
-    }
-    table.note('sun: the limiter, one process: CPU an answer, exempt', `${of(cpu, 'exempt').toFixed(1)} µs`)
-  } finally {
-    if (redis !== undefined) await redis.del(...clients.flatMap(keysOf))
+  log(`sun: the service quiet behind a balancer (TRUST_PROXY), its clients exempt from the fair-share limits or limited under them${shared ? ', the counts shared through Redis' : ' (no Redis answered: counts of its own, and no client past half its quota)'} (20 connections)`)
+  const { rates, cpuMicrosPerAnswer: cpu } = await medianRatesAndCpu([
+    { name: 'exempt', url, requests: from(EXEMPT_CLIENT), connections: 20, setupClient: staggered },
+    { name: 'limited', url, requests: from(LIMITED_CLIENT), connections: 20, setupClient: staggered },
+    ...(shared ? [{ name: 'limited, past half', url, requests: from(HALF_USED_CLIENT), connections: 20, setupClient: staggered }] : [])
+  ], service.child.pid as number)
+  const inRedis = shared ? ', counts in Redis' : ''
+  const of = (figures: Record<string, number>, name: string): number => figures[name] ?? NaN
+  // The floor is on the server's CPU an answer: a rate moves with what the load generator takes from the host.
+  table.guard(`sun: the limiter, one process: CPU an answer, exempt ÷ limited under its limits${inRedis}`, of(cpu, 'exempt') / of(cpu, 'limited'), FLOORS.sunLimitedVsExempt, ratio)
+  table.note(`sun: the limiter, one process: rate, limited under its limits ÷ exempt${inRedis}`, ratio(of(rates, 'limited') / of(rates, 'exempt')))
+  if (shared) {
+    table.guard(`sun: the limiter, one process: CPU an answer, exempt ÷ past half its quota (RateLimit headers)${inRedis}`, of(cpu, 'exempt') / of(cpu, 'limited, past half'), FLOORS.sunLimitedVsExempt, ratio)
+    table.note(`sun: the limiter, one process: rate, past half its quota ÷ exempt${inRedis}`, ratio(of(rates, 'limited, past half') / of(rates, 'exempt')))
+  } else {
+    table.note('sun: the limiter, a client past half its quota (RateLimit headers)', 'no Redis')
   }
+  table.note('sun: the limiter, one process: CPU an answer, exempt', `${of(cpu, 'exempt').toFixed(1)} µs`)
 }
 
 /** The RateLimit header of a sun answer to `client` behind the balancer at `url`, or null. */

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import type { FastifyInstance, InjectOptions } from 'fastify'
-import { addUser, build } from '../support/helper.js'
+import { addUser, build, buildUnready } from '../support/helper.js'
 import { redisSkip, redisUrl } from '../support/requirements.js'
 import { redisBehindProxy } from '../support/tcp-proxy.js'
 
@@ -30,6 +30,21 @@ function logLines (): { stream: Writable, lines: Array<Record<string, unknown>> 
   })
   return { stream, lines }
 }
+
+/** Resolves once `condition` holds; fails the test past `ms`. */
+async function until (condition: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`)
+    await sleep(5)
+  }
+}
+
+const openConnections = async (app: FastifyInstance): Promise<number> =>
+  await new Promise((resolve, reject) => { app.server.getConnections((error, count) => { if (error === null) resolve(count); else reject(error) }) })
+
+/** A loopback address of its own: Linux answers on all of 127.0.0.0/8. */
+const loopbackClient = (): string => `127.0.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] as number % 250)}`
 
 t.test('each client gets its quota of requests, then 429 with the error body, Retry-After and the draft\'s headers', async (t) => {
   const app = await build(t, LIMITS)
@@ -112,8 +127,8 @@ t.test('a refusal is decided before the body is read: a client that sends only t
   t.match(answer, /\r\nretry-after: \d+\r\n/i)
 })
 
-/** Writes `head` (and `body`) on a new connection from `localAddress`, and reads until the server closes it or `until` matches. */
-async function rawExchange (port: number, localAddress: string, request: string, until: RegExp): Promise<{ answer: string, closed: boolean }> {
+/** Writes `request` on a new connection from `localAddress`, and reads until the server closes it, or until `answered` matches unless `closing`. */
+async function rawExchange (port: number, localAddress: string, request: string, answered: RegExp, closing = false): Promise<{ answer: string, closed: boolean }> {
   const socket = connect({ port, host: '127.0.0.1', localAddress })
   await once(socket, 'connect')
   socket.setEncoding('utf8')
@@ -124,8 +139,7 @@ async function rawExchange (port: number, localAddress: string, request: string,
   socket.on('error', () => {})
   socket.write(request)
   const deadline = Date.now() + 5000
-  while (!closed && !until.test(answer) && Date.now() < deadline) await sleep(10)
-  await sleep(100)
+  while (!closed && (closing || !answered.test(answer)) && Date.now() < deadline) await sleep(10)
   socket.destroy()
   return { answer, closed }
 }
@@ -133,7 +147,7 @@ async function rawExchange (port: number, localAddress: string, request: string,
 t.test('straight on the socket, a refused document closes the connection unread; a chunked one is charged BODY_LIMIT', async (t) => {
   const app = await build(t, { ...LIMITS, RATE_LIMIT_REQUESTS: '100', BODY_LIMIT: '60000', RATE_LIMIT_MARKDOWN_BYTES: '120000' })
   const port = Number(new URL(await app.listen({ host: '127.0.0.1', port: 0 })).port)
-  const client = `127.0.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] as number % 250)}`
+  const client = loopbackClient()
   const chunk = JSON.stringify({ markdown: '# chunked' })
   const chunked = await rawExchange(port, client, 'POST /api/markdown/parse HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
     `Transfer-Encoding: chunked\r\n\r\n${chunk.length.toString(16)}\r\n${chunk}\r\n0\r\n\r\n`, /\r\n\r\n\{.*\}$/s)
@@ -143,7 +157,7 @@ t.test('straight on the socket, a refused document closes the connection unread;
   const declared = 'POST /api/markdown/parse HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 59000\r\n\r\n'
   const passes = await rawExchange(port, client, declared + JSON.stringify({ markdown: 'a'.repeat(58_985) }), /\r\n\r\n\{.*\}$/s)
   t.match(passes.answer, /^HTTP\/1\.1 200 /)
-  const refused = await rawExchange(port, client, `${declared}{"markdown":"`, /\r\n\r\n\{.*\}$/s)
+  const refused = await rawExchange(port, client, `${declared}{"markdown":"`, /\r\n\r\n\{.*\}$/s, true)
   t.match(refused.answer, /^HTTP\/1\.1 429 /, 'the next is refused with its body still to come')
   t.match(refused.answer, /\r\nconnection: close\r\n/i, 'with Connection: close')
   t.ok(refused.closed, 'and the server closes the connection rather than read the body')
@@ -188,39 +202,43 @@ t.test('one large render at a time per client: the next waits for it or is refus
 t.test('a client that hangs up while its document renders keeps its render place until the render ends', async (t) => {
   const app = await build(t, { ...LIMITS, RATE_LIMIT_REQUESTS: '100' })
   const { port } = new URL(await app.listen({ host: '127.0.0.1', port: 0 }))
-  const client = `127.0.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] as number % 250)}`
-  // About 0.6 MB of emphasis: hundreds of milliseconds of a render thread.
-  const body = JSON.stringify({ markdown: '*a* '.repeat(150_000) })
+  const client = loopbackClient()
+  // About 1 MB of emphasis, under BODY_LIMIT: most of a second of a render thread.
+  const body = JSON.stringify({ markdown: '*a* '.repeat(250_000) })
   const socket = connect({ port: Number(port), host: '127.0.0.1', localAddress: client })
   await once(socket, 'connect')
   socket.write('POST /api/markdown/parse HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
     `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
-  while (app.markdown.load().pendingCharacters === 0) await sleep(5)
+  await until(() => app.markdown.load().pendingCharacters > 0, 'the document is rendering')
   socket.destroy()
-  await sleep(50) // the server has seen the connection close
+  await until(async () => await openConnections(app) === 0, 'the server has seen the connection close')
   t.ok(app.markdown.load().pendingCharacters > 0, 'the first document is still rendering, its client gone')
   const second = await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload: { markdown: '*b* '.repeat(5_000) } })
   t.equal(second.statusCode, 429, 'its client\'s next large document waits for it')
   t.match(second.headers.ratelimit, /"markdown-renders";r=0$/)
-  while (app.markdown.load().pendingCharacters > 0) await sleep(10)
+  await until(() => app.markdown.load().pendingCharacters === 0, 'the render has ended')
   const third = await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload: { markdown: '*b* '.repeat(5_000) } })
   t.equal(third.statusCode, 200, 'once the render has ended, the place is free again')
 })
 
 t.test('a client that hangs up before its body is read frees its render place at once', async (t) => {
-  const app = await build(t, { ...LIMITS, RATE_LIMIT_REQUESTS: '100' })
+  const app = await buildUnready(t, { ...LIMITS, RATE_LIMIT_REQUESTS: '100' })
+  let readingLargeBody = false
+  // After every onRequest hook: the fair share has let the document in, and its body is being read.
+  app.addHook('preParsing', async (request) => { if (request.headers['content-length'] === '600000') readingLargeBody = true })
   const { port } = new URL(await app.listen({ host: '127.0.0.1', port: 0 }))
-  const client = `127.0.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] as number % 250)}`
+  const client = loopbackClient()
   const socket = connect({ port: Number(port), host: '127.0.0.1', localAddress: client })
   await once(socket, 'connect')
   socket.write('POST /api/markdown/parse HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 600000\r\n\r\n{"markdown":"')
-  await sleep(100)
-  const meanwhile = await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload: { markdown: '*b* '.repeat(5_000) } })
+  await until(() => readingLargeBody, 'the document was let in and its body is being read')
+  const another = async () => await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload: { markdown: '*b* '.repeat(5_000) } })
+  const meanwhile = await another()
   t.equal(meanwhile.statusCode, 429, 'while its body is coming, the document holds the place')
+  t.match(meanwhile.headers.ratelimit, /"markdown-renders";r=0$/)
   socket.destroy()
-  await sleep(100)
-  const after = await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload: { markdown: '*b* '.repeat(5_000) } })
-  t.equal(after.statusCode, 200, 'the body never came: nothing renders, and the place is free')
+  await until(async () => (await another()).statusCode === 200, 'the body never came: nothing renders, and the place is free', 5000)
+  t.pass('once its client hung up, the place is free')
 })
 
 t.test('a small document that still renders in a thread, a table of many cells, takes a render place and is charged by its cells', async (t) => {
