@@ -1,18 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises'
+import { eventually } from '../support/eventually.js'
 import pg from 'pg'
 import t from 'tap'
 import { addUser, build, login } from '../support/helper.js'
 import { postgresDatabase, postgresSkip } from '../support/postgres.js'
-
-/** Polls `check` every 5 ms until it holds or `boundMs` passes. */
-async function eventually (boundMs: number, check: () => Promise<boolean>): Promise<boolean> {
-  const start = performance.now()
-  do {
-    if (await check()) return true
-    await sleep(5)
-  } while (performance.now() - start < boundMs)
-  return false
-}
 
 t.test('on PostgreSQL, requests take the counters the database tells, and read them again while it cannot', { skip: postgresSkip }, async (t) => {
   const url = await postgresDatabase(t, 'meridian_directory')
@@ -21,7 +11,7 @@ t.test('on PostgreSQL, requests take the counters the database tells, and read t
   const { access_token: token } = await login(app, 'told', 'told-password')
   const list = async () => await app.inject({ url: `/api/user/list?access_token=${token}` })
   const notificationsLive = async () => /\nmeridian_database_notifications_live 1\n/.test(await app.metricsRegistry.metrics())
-  t.ok(await eventually(5000, notificationsLive), 'the metric says the replica listens')
+  t.ok(await eventually(notificationsLive, 5000), 'the metric says the replica listens')
 
   let reads = 0
   const counters = app.store.counters.bind(app.store)
@@ -35,12 +25,12 @@ t.test('on PostgreSQL, requests take the counters the database tells, and read t
   await admin.connect()
   t.teardown(async () => { await admin.end() })
   await admin.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'meridian counters feed' and datname = current_database()")
-  t.ok(await eventually(2000, async () => !await notificationsLive()), 'with its listening connection killed, the metric says it does not listen')
+  t.ok(await eventually(async () => !await notificationsLive(), 2000), 'with its listening connection killed, the metric says it does not listen')
   const before = reads
   for (let i = 0; i < 5; i++) t.equal((await list()).statusCode, 200, 'and the list still answers')
   t.equal(reads - before, 5, 'reading the counters on each request, as before')
 
   await app.store.changePassword('told', 'another-password')
   t.equal((await list()).statusCode, 403, 'so a change made elsewhere shows in the very next request')
-  t.ok(await eventually(5000, notificationsLive), 'it listens again on its own')
+  t.ok(await eventually(notificationsLive, 5000), 'it listens again on its own')
 })

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { addUser, build, buildUnready } from '../support/helper.js'
+import { eventually } from '../support/eventually.js'
 import { redisSkip, redisUrl } from '../support/requirements.js'
 import { redisBehindProxy } from '../support/tcp-proxy.js'
 
@@ -29,15 +30,6 @@ function logLines (): { stream: Writable, lines: Array<Record<string, unknown>> 
     }
   })
   return { stream, lines }
-}
-
-/** Resolves once `condition` holds; fails the test past `ms`. */
-async function until (condition: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`)
-    await sleep(5)
-  }
 }
 
 const openConnections = async (app: FastifyInstance): Promise<number> =>
@@ -209,14 +201,14 @@ t.test('a client that hangs up while its document renders keeps its render place
   await once(socket, 'connect')
   socket.write('POST /api/markdown/parse HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
     `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
-  await until(() => app.markdown.load().pendingCharacters > 0, 'the document is rendering')
+  t.ok(await eventually(() => app.markdown.load().pendingCharacters > 0, 10_000), 'the document is rendering')
   socket.destroy()
-  await until(async () => await openConnections(app) === 0, 'the server has seen the connection close')
+  t.ok(await eventually(async () => await openConnections(app) === 0, 10_000), 'the server has seen the connection close')
   t.ok(app.markdown.load().pendingCharacters > 0, 'the first document is still rendering, its client gone')
   const second = await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload: { markdown: '*b* '.repeat(5_000) } })
   t.equal(second.statusCode, 429, 'its client\'s next large document waits for it')
   t.match(second.headers.ratelimit, /"markdown-renders";r=0$/)
-  await until(() => app.markdown.load().pendingCharacters === 0, 'the render has ended')
+  t.ok(await eventually(() => app.markdown.load().pendingCharacters === 0, 10_000), 'the render has ended')
   const third = await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload: { markdown: '*b* '.repeat(5_000) } })
   t.equal(third.statusCode, 200, 'once the render has ended, the place is free again')
 })
@@ -231,19 +223,13 @@ t.test('a client that hangs up before its body is read frees its render place at
   const socket = connect({ port: Number(port), host: '127.0.0.1', localAddress: client })
   await once(socket, 'connect')
   socket.write('POST /api/markdown/parse HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 600000\r\n\r\n{"markdown":"')
-  await until(() => readingLargeBody, 'the document was let in and its body is being read')
+  t.ok(await eventually(() => readingLargeBody, 10_000), 'the document was let in and its body is being read')
   const another = async () => await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload: { markdown: '*b* '.repeat(5_000) } })
   const meanwhile = await another()
   t.equal(meanwhile.statusCode, 429, 'while its body is coming, the document holds the place')
   t.match(meanwhile.headers.ratelimit, /"markdown-renders";r=0$/)
   socket.destroy()
-  let freed = false
-  const deadline = Date.now() + 5000
-  while (!freed && Date.now() < deadline) {
-    freed = (await another()).statusCode === 200
-    if (!freed) await sleep(5)
-  }
-  t.ok(freed, 'the body never came: nothing renders, and once its client hung up the place is free within 5 s')
+  t.ok(await eventually(async () => (await another()).statusCode === 200, 5000), 'the body never came: nothing renders, and once its client hung up the place is free within 5 s')
 })
 
 t.test('a small document that still renders in a thread, a table of many cells, takes a render place and is charged by its cells', async (t) => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { eventually } from '../../support/eventually.js'
 import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
 import { type FailureCounter, MemoryFailureCounter, newAttemptId, RedisFailureCounter, redisCounterClientOptions } from '../../../lib/auth/failure-counter.js'
@@ -100,16 +100,6 @@ async function redisCounter (t: Test, options: { maxUnconfirmedChanges?: number 
   return { counter, proxy, direct, keyOf: (key) => prefix + key, cut }
 }
 
-/** Polls until `probe` holds, up to `limitMs`; whether it did. */
-async function eventually (probe: () => Promise<boolean>, limitMs = 3000): Promise<boolean> {
-  const started = performance.now()
-  while (performance.now() - started < limitMs) {
-    if (await probe()) return true
-    await sleep(50)
-  }
-  return false
-}
-
 t.test('Redis counter: the contract', { skip }, async (t) => {
   const { counter } = await redisCounter(t)
   await keepsTheContract(t, counter)
@@ -128,7 +118,7 @@ t.test('Redis counter: a count that runs after its command timed out is given ba
   await t.rejects(counter.hit('k', attempt, 5), { message: 'Command timed out' })
   t.equal(await direct.hlen(keyOf('k')), 1, 'the count ran; only its answer is held')
   counter.giveBack('k', attempt)
-  t.ok(await eventually(async () => await direct.hlen(keyOf('k')) === 0), 'the give-back removed it')
+  t.ok(await eventually(async () => await direct.hlen(keyOf('k')) === 0, 3000, 50), 'the give-back removed it')
   proxy.restore()
   t.equal((await counter.hit('k', newAttemptId(), 5)).attempts, 1, 'the held answers arrive in order and the client goes on')
 })
@@ -142,7 +132,7 @@ t.test('Redis counter: a give-back Redis could not take is sent once the client 
   counter.giveBack('k', attempt)
   t.equal(await direct.hlen(keyOf('k')), 1, 'the give-back could not be sent')
   proxy.restore()
-  t.ok(await eventually(async () => await direct.hlen(keyOf('k')) === 0), 'sent after the reconnection')
+  t.ok(await eventually(async () => await direct.hlen(keyOf('k')) === 0, 3000, 50), 'sent after the reconnection')
   await counter.hit('other', newAttemptId(), 5)
   t.equal(await direct.hlen(keyOf('k')), 0, 'and the client did not send the count again, which would have brought it back')
 })
@@ -154,6 +144,6 @@ t.test('Redis counter: give-backs waiting for Redis are bounded, the oldest drop
   await cut()
   for (const attempt of attempts) counter.giveBack('k', attempt)
   proxy.restore()
-  t.ok(await eventually(async () => await direct.hlen(keyOf('k')) === 1), 'two were given back after the reconnection')
+  t.ok(await eventually(async () => await direct.hlen(keyOf('k')) === 1, 3000, 50), 'two were given back after the reconnection')
   t.same(await direct.hkeys(keyOf('k')), [attempts[0]], 'the oldest still counts')
 })
