@@ -7,6 +7,13 @@ export type Floor = { readonly atLeast: number } | { readonly below: number }
 
 export const FLOORS = {
   /**
+   * `compare REF`: each route's rate, the working tree ÷ REF (the last release), both quiet, at 10 and at 32
+   * connections (issue #56): a regression against the release is a defect to fix, not a floor to move.
+   */
+  newVsRelease: { atLeast: 0.95 },
+  /** `compare REF`: list page 1 and refresh, the working tree on PostgreSQL ÷ on SQLite (issue #56). */
+  postgresVsSqlite: { atLeast: 0.9 },
+  /**
    * Sun, list page 1 and refresh, each: the service as the image runs it (logging at info, metrics
    * on) ÷ the same service quiet (logging off, metrics off). bench/service.ts starts both. Issue #36
    * asked 0.8; three runs read 0.75–0.89: pino's own work on the access line (docs/performance.md).

@@ -86,7 +86,15 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
 
 export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN
 
-export interface Contender { name: string, url: string, requests: BenchRequest[], connections?: number, setupClient?: LoadOptions['setupClient'] }
+export interface Contender {
+  name: string
+  url: string
+  requests: BenchRequest[]
+  connections?: number
+  setupClient?: LoadOptions['setupClient']
+  /** The server's process, whose CPU time an answer is measured (medianRatesAndCpu). */
+  pid?: number
+}
 
 /**
  * Each contender's median rate over ROUNDS rounds, the order reversed every round so that a host
@@ -97,20 +105,22 @@ export async function medianRates (contenders: Contender[]): Promise<Record<stri
 }
 
 /**
- * As medianRates, and each contender's median CPU time of the server `pid` (every thread) per answer, in µs: what
- * a request costs the server whatever the load generator beside it takes from the host, which moves rates far more.
+ * As medianRates, and each contender's median CPU time of its server (`pid`, else the contender's own; every thread)
+ * per answer, in µs: what a request costs the server whatever the load generator beside it takes from the host, which
+ * moves rates far more.
  */
-export async function medianRatesAndCpu (contenders: Contender[], pid: number): Promise<{ rates: Record<string, number>, cpuMicrosPerAnswer: Record<string, number> }> {
-  return await alternatingRounds(contenders, pid)
+export async function medianRatesAndCpu (contenders: Contender[], pid?: number): Promise<{ rates: Record<string, number>, cpuMicrosPerAnswer: Record<string, number> }> {
+  return await alternatingRounds(contenders.map((contender) => ({ ...contender, pid: pid ?? contender.pid })))
 }
 
-async function alternatingRounds (contenders: Contender[], pid?: number): Promise<{ rates: Record<string, number>, cpuMicrosPerAnswer: Record<string, number> }> {
+async function alternatingRounds (contenders: Contender[]): Promise<{ rates: Record<string, number>, cpuMicrosPerAnswer: Record<string, number> }> {
   const run = async (contender: Contender, duration: number): Promise<AutocannonResult> => await load({ ...contender, duration })
   for (const contender of contenders) await run(contender, 2)
   const rates: Record<string, number[]> = Object.fromEntries(contenders.map(({ name }) => [name, []]))
   const cpu: Record<string, number[]> = Object.fromEntries(contenders.map(({ name }) => [name, []]))
   for (let round = 1; round <= ROUNDS; round++) {
     for (const contender of round % 2 === 1 ? contenders : [...contenders].reverse()) {
+      const { pid } = contender
       const cpuBefore = pid === undefined ? 0 : processCpuSeconds(pid)
       const result = await run(contender, SECONDS)
       const cpuMicros = pid === undefined ? undefined : 1e6 * (processCpuSeconds(pid) - cpuBefore) / result.requests.total

@@ -92,7 +92,7 @@ try {
   const profiler = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=100']
   const service: ChildServer = route === 'fixed'
     ? await startServerWithNodeArgs(profiler, 'fixed')
-    : route === 'app' ? await startServerWithNodeArgs(profiler, 'app', database, '0') : await startService('quiet', database, 0, 'exempt', profiler)
+    : route === 'app' ? await startServerWithNodeArgs(profiler, 'app', database, '0') : await startService('quiet', database, 0, 'exempt', { nodeArgs: profiler })
   // The server on the first core, the load on the second: on a machine this small the client would
   // otherwise take the server's core whenever an answer wakes it, and the profile would count the
   // server's wait inside its write as the write's cost.

@@ -1,16 +1,14 @@
 /**
  * `npm run bench`: every part, one table on standard output (progress on standard error), exit
  * status 1 when a figure is past its floor (bench/floors.ts). `npm run bench -- sun markdown` runs
- * some parts. BENCH_ROUNDS (9) and BENCH_SECONDS (4) set the alternating rounds of each rate
+ * some parts; `npm run bench -- compare REF` runs the working tree beside git REF, route by route (bench/compare.ts),
+ * with any parts named after it. BENCH_ROUNDS (9) and BENCH_SECONDS (4) set the alternating rounds of each rate
  * comparison; BENCH_USERS (1,000,000) the users of the scale part; BENCH_SESSIONS (1,000,000) the
  * ended sessions of the sessions part; BENCH_DATABASE_URL (else
  * TEST_DATABASE_URL, else the local server; `none` to skip) the PostgreSQL server; BENCH_REDIS_URL
  * (else TEST_REDIS_URL, else the local server; `none` to skip) the Redis of the limiter's rows.
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import pg from 'pg'
@@ -30,40 +28,14 @@ import {
 import { BENCH_USER } from './servers.js'
 import { BENCH_REQUESTS_PER_DAY, CLI, type Configuration, EXEMPT_CLIENT, freePort, startService } from './service.js'
 import { capacity, markdownRequest } from './capacity.js'
+import { compare } from './compare.js'
+import { listRequest, logIn, postgresUrl, refreshRequest, type SetupClient, sqliteUrl, staggeredOver, type Tokens, withServers } from './fixtures.js'
 
 const table = new Table()
 const KiB = 1024
 const MiB = 1024 * KiB
 const REPORT_FULL_COLLECTIONS = fileURLToPath(new URL('report-full-collections.cjs', import.meta.url))
 const HOLD_SQLITE_WRITE_LOCK = fileURLToPath(new URL('../scripts/hold-sqlite-write-lock.ts', import.meta.url))
-
-/** The directories of sqliteUrl's databases, removed at exit by one listener. */
-const sqliteDirectories: string[] = []
-process.once('exit', () => { for (const directory of sqliteDirectories) rmSync(directory, { recursive: true, force: true }) })
-
-/** A SQLite database of its own, removed at exit. */
-function sqliteUrl (): string {
-  const directory = mkdtempSync(join(tmpdir(), 'meridian-bench-'))
-  sqliteDirectories.push(directory)
-  return `sqlite:${join(directory, 'meridian.db')}`
-}
-
-/** A database of its own on the PostgreSQL server, dropped at `drop`; undefined if none answers. */
-async function postgresUrl (): Promise<{ url: string, drop: () => Promise<void> } | undefined> {
-  const server = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-  if (server === 'none') return undefined
-  const admin = new pg.Client({ connectionString: server, connectionTimeoutMillis: 2000 })
-  try {
-    await admin.connect()
-  } catch {
-    return undefined
-  }
-  const name = `meridian_bench_${process.pid}`
-  await admin.query(`CREATE DATABASE ${name}`)
-  const url = new URL(server)
-  url.pathname = `/${name}`
-  return { url: url.href, drop: async () => { await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await admin.end() } }
-}
 
 /** A Redis server for the limiter's shared counts (BENCH_REDIS_URL, else TEST_REDIS_URL, else the local one; `none` to skip), if one answers. */
 async function benchRedis (): Promise<{ url: string, redis: Redis } | undefined> {
@@ -108,33 +80,6 @@ async function transactionsPerRequest (databaseUrl: string, serviceUrl: string, 
   return (await committedTransactions(databaseUrl) - before) / result.requests.total
 }
 
-interface Tokens { access_token: string, refresh_token: string }
-
-/** The bench user's tokens; a service that has just seeded may answer 503 (pressure) for a moment. */
-async function logIn (url: string): Promise<Tokens> {
-  for (let attempt = 0; ; attempt++) {
-    const response = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(BENCH_USER) })
-    if (response.status === 200) return await response.json() as Tokens
-    await response.arrayBuffer()
-    if (response.status !== 503 || attempt === 60) throw new Error(`bench login answered ${response.status}`)
-    await new Promise((resolve) => setTimeout(resolve, 500))
-  }
-}
-
-const listRequest = (tokens: Tokens, page = 1): BenchRequest =>
-  ({ method: 'GET', path: `/api/user/list?access_token=${tokens.access_token}${page === 1 ? '' : `&page=${page}`}` })
-const refreshRequest = (tokens: Tokens): BenchRequest =>
-  ({ method: 'POST', path: '/api/auth/refresh', headers: JSON_HEADERS, body: JSON.stringify({ refresh_token: tokens.refresh_token }) })
-
-async function withServers<T> (servers: Array<Promise<ChildServer>>, use: (servers: ChildServer[]) => Promise<T>): Promise<T> {
-  const started = await Promise.all(servers)
-  try {
-    return await use(started)
-  } finally {
-    await Promise.all(started.map(async (server) => { await server.stop() }))
-  }
-}
-
 /** Behind the balancer of the sun part: a client limited but under its quota (no RateLimit headers), and one past half of it (the headers on every answer). */
 const LIMITED_CLIENT = '10.0.0.2'
 const HALF_USED_CLIENT = '10.0.0.3'
@@ -156,17 +101,6 @@ async function sun (): Promise<void> {
       table.guard('sun: quiet ÷ Fastify fixed body, no logger', of('quiet') / of('fixed'), FLOORS.sunVsFixedBody, ratio)
       table.guard('sun: quiet ÷ bare searches', of('quiet') / of('searches'), FLOORS.sunVsBareSearches, times)
     })
-}
-
-type SetupClient = (client: { setRequests: (requests: BenchRequest[]) => void }) => void
-
-/** Every connection walks the queries from its own offset. */
-function staggeredOver (requests: BenchRequest[]): SetupClient {
-  let next = 0
-  return (client) => {
-    const offset = (next++ % 20) * 200
-    client.setRequests([...requests.slice(offset), ...requests.slice(0, offset)])
-  }
 }
 
 /** A limited client's count of requests in Redis, for the windows (days) around now. */
@@ -579,11 +513,16 @@ async function capacityOfOneReplica (): Promise<void> {
 
 const PARTS = { sun, limiter, auth, markdown, scale, sessions, memory, login, fairshare: fairShare, capacity: capacityOfOneReplica }
 const asked = process.argv.slice(2)
+// `compare REF` is asked for by name only: it needs the release to compare with.
+const compareAt = asked.indexOf('compare')
+const release = compareAt === -1 ? undefined : asked.splice(compareAt, 2)[1]
+if (compareAt !== -1 && release === undefined) throw new Error('compare needs a git ref: npm run bench -- compare REF')
 const unknown = asked.filter((part) => !(part in PARTS))
 if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${Object.keys(PARTS).join(', ')}`)
 const started = performance.now()
-for (const [name, part] of Object.entries(PARTS)) {
-  if (asked.length > 0 && !asked.includes(name)) continue
+const chosen = Object.entries(PARTS).filter(([name]) => asked.includes(name) || (asked.length === 0 && release === undefined))
+if (release !== undefined) chosen.unshift(['compare', async () => { await compare(table, release) }])
+for (const [name, part] of chosen) {
   // A part that fails is a failed row: the table of the others still prints.
   try {
     await part()

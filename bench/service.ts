@@ -68,20 +68,24 @@ export async function serviceEnvironment (configuration: Configuration, database
   }
 }
 
-/** The `bench` user and `users` seeded ones (the same password), added by the CLI as an operator would. */
-export function addUsers (env: Record<string, string>, users: number): void {
+/** The `bench` user and `users` seeded ones (the same password), added by the CLI (`cli`) as an operator would. */
+export function addUsers (env: Record<string, string>, users: number, cli = CLI): void {
   const run = (...args: string[]): void => {
-    execFileSync(process.execPath, [CLI, ...args], { env: { ...env, LOG_LEVEL: 'silent' }, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
+    execFileSync(process.execPath, [cli, ...args], { env: { ...env, LOG_LEVEL: 'silent' }, input: BENCH_USER.password, stdio: ['pipe', 'ignore', 'inherit'] })
   }
   run('user', 'add', '--username', BENCH_USER.username, '--name', 'Bench User')
   if (users > 0) run('user', 'seed', '--count', String(users))
 }
 
-/** `meridian serve` in `configuration` on `databaseUrl` with the bench user and `users` more, once ready; `nodeArgs` go to Node (a profiler's). */
-export async function startService (configuration: Configuration, databaseUrl: string, users = 0, limits: Limits = 'exempt', nodeArgs: string[] = []): Promise<ChildServer> {
+/** How a service is launched: the built CLI (by default the working tree's) and arguments for Node (a profiler's). */
+export interface Launch { readonly cli?: string, readonly nodeArgs?: readonly string[] }
+
+/** `meridian serve` in `configuration` on `databaseUrl` with the bench user and `users` more, once ready. */
+export async function startService (configuration: Configuration, databaseUrl: string, users = 0, limits: Limits = 'exempt', launch: Launch = {}): Promise<ChildServer> {
+  const { cli = CLI, nodeArgs = [] } = launch
   const env = await serviceEnvironment(configuration, databaseUrl, limits)
-  addUsers(env, users)
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+  addUsers(env, users, cli)
+  const child = spawn(process.execPath, [...nodeArgs, cli, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
   child.stdout.resume()
   const url = `http://127.0.0.1:${env.PORT}`
   const exited = once(child, 'exit')

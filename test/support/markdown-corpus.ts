@@ -630,6 +630,12 @@ they never fail a build.
 `
 
 /**
+ * The README without its fences, raw HTML and autolinks (issue #56): headings, lists, quotes, tables and inline code, no dollar:
+ * a document that needs none of highlighting, math or the sanitizer.
+ */
+export const PLAIN_README = README.replace(/^ *```[^]*?^ *```\n/gm, '').replace(/<([^<>\n]*)>/g, '$1').replaceAll('$', '')
+
+/**
  * The README above as READMEs with raw HTML are written (issue #46): a centred logo for light and
  * dark mode, badges, a collapsible section, keys, an anchor, sub- and superscripts.
  */

@@ -1,0 +1,91 @@
+/**
+ * `npm run bench -- compare REF`: the working tree's `meridian serve` beside the one built from git REF (the last
+ * release), route by route in alternating rounds, at 10 and at 32 connections (issue #56). Each route's rate, new ÷
+ * old, is guarded (a regression is a defect); list and refresh on PostgreSQL ÷ on SQLite of the working tree too, with
+ * each server's CPU an answer beside the rates. REF is built once into tmpdir()/meridian-compare/<commit>.
+ */
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { PLAIN_README } from '../test/support/markdown-corpus.js'
+import { type BenchRequest, type ChildServer, type Contender, JSON_HEADERS, log, medianRatesAndCpu, ratio, type Table } from './harness.js'
+import { FLOORS } from './floors.js'
+import { listRequest, logIn, postgresUrl, refreshRequest, sqliteUrl, staggeredOver, withServers } from './fixtures.js'
+import { startService } from './service.js'
+import { sunQueries } from './sun-queries.js'
+
+const CHECKOUT = fileURLToPath(new URL('..', import.meta.url))
+const CONNECTIONS = [10, 32] as const
+/** As the seeded directory of the auth part: 1,001 users. */
+const USERS = 1000
+
+/** The CLI built from `ref`: its tree from `git archive`, its own locked dependencies (`npm ci`, which builds). */
+export function buildRelease (ref: string): { commit: string, cli: string } {
+  const commit = execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], { cwd: CHECKOUT, encoding: 'utf8' }).trim()
+  const directory = join(tmpdir(), 'meridian-compare', commit)
+  const cli = join(directory, 'dist', 'cli.js')
+  if (existsSync(cli)) return { commit, cli }
+  log(`compare: building ${ref} (${commit.slice(0, 12)}) in ${directory}: npm ci takes a few minutes`)
+  rmSync(directory, { recursive: true, force: true })
+  mkdirSync(directory, { recursive: true })
+  execFileSync('sh', ['-c', `git archive ${commit} | tar -x -C "${directory}"`], { cwd: CHECKOUT, stdio: ['ignore', 'ignore', 'inherit'] })
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: directory, stdio: ['ignore', 'ignore', 'inherit'] })
+  if (!existsSync(cli)) execFileSync('npm', ['run', 'build'], { cwd: directory, stdio: ['ignore', 'ignore', 'inherit'] })
+  return { commit, cli }
+}
+
+interface Build { readonly name: 'new' | 'old', readonly cli?: string }
+
+export async function compare (table: Table, ref: string): Promise<void> {
+  const { commit, cli } = buildRelease(ref)
+  const release = `${ref === commit ? commit.slice(0, 7) : ref}`
+  const builds: Build[] = [{ name: 'old', cli }, { name: 'new' }]
+  const postgres = [await postgresUrl(), await postgresUrl()]
+  try {
+    const onSqlite = builds.map(async (build) => await startService('quiet', sqliteUrl(), USERS, 'exempt', { cli: build.cli }))
+    const onPostgres = postgres.every((database) => database !== undefined)
+      ? builds.map(async (build, index) => await startService('quiet', postgres[index]!.url, USERS, 'exempt', { cli: build.cli }))
+      : []
+    await withServers([...onSqlite, ...onPostgres], async (servers) => {
+      const [oldSqlite, newSqlite, oldPostgres, newPostgres] = servers as [ChildServer, ChildServer, ChildServer?, ChildServer?]
+      const tokens = await Promise.all(servers.map(async (server) => await logIn(server.url)))
+      const contender = (name: string, server: ChildServer, requests: BenchRequest[], setupClient?: Contender['setupClient']): Contender =>
+        ({ name, url: server.url, requests, setupClient, pid: server.child.pid })
+      const sun = sunQueries()
+      const plain: BenchRequest[] = [{ method: 'POST', path: '/api/markdown/parse', headers: JSON_HEADERS, body: JSON.stringify({ markdown: PLAIN_README }) }]
+      const byServer = (request: typeof listRequest) => (name: string, index: number, server: ChildServer | undefined): Contender[] =>
+        server === undefined ? [] : [contender(name, server, [request(tokens[index]!)])]
+      const routes: Array<{ route: string, contenders: Contender[], postgres?: boolean }> = [
+        { route: 'sun', contenders: [contender('old', oldSqlite, sun, staggeredOver(sun)), contender('new', newSqlite, sun, staggeredOver(sun))] },
+        ...([['list page 1', listRequest], ['refresh', refreshRequest]] as const).map(([route, request]) => ({
+          route,
+          postgres: newPostgres !== undefined,
+          contenders: [
+            ...byServer(request)('old', 0, oldSqlite), ...byServer(request)('new', 1, newSqlite),
+            ...byServer(request)('old on PostgreSQL', 2, oldPostgres), ...byServer(request)('new on PostgreSQL', 3, newPostgres)
+          ]
+        })),
+        { route: `markdown, a plain ${(PLAIN_README.length / 1024).toFixed(1)} KiB document`, contenders: [contender('old', oldSqlite, plain), contender('new', newSqlite, plain)] }
+      ]
+      for (const connections of CONNECTIONS) {
+        for (const { route, contenders, postgres: withPostgres } of routes) {
+          log(`compare: ${route}, ${connections} connections, the working tree (new) and ${release} (old), quiet${withPostgres === true ? ', on SQLite and on PostgreSQL' : ''}`)
+          const { rates, cpuMicrosPerAnswer: cpu } = await medianRatesAndCpu(contenders.map((each) => ({ ...each, connections })))
+          const of = (figures: Record<string, number>, name: string): number => figures[name] ?? NaN
+          const at = `${route}, ${connections} connections`
+          table.guard(`compare ${at}: new ÷ ${release}`, of(rates, 'new') / of(rates, 'old'), FLOORS.newVsRelease, ratio)
+          table.note(`compare ${at}: CPU an answer, new ÷ ${release}`, `${of(cpu, 'new').toFixed(1)} ÷ ${of(cpu, 'old').toFixed(1)} µs`)
+          if (withPostgres !== true) continue
+          table.guard(`compare ${at} on PostgreSQL: new ÷ ${release}`, of(rates, 'new on PostgreSQL') / of(rates, 'old on PostgreSQL'), FLOORS.newVsRelease, ratio)
+          table.guard(`compare ${at}: new, on PostgreSQL ÷ on SQLite`, of(rates, 'new on PostgreSQL') / of(rates, 'new'), FLOORS.postgresVsSqlite, ratio)
+          table.note(`compare ${at}: new, CPU an answer on PostgreSQL ÷ on SQLite`, `${of(cpu, 'new on PostgreSQL').toFixed(1)} ÷ ${of(cpu, 'new').toFixed(1)} µs`)
+        }
+      }
+    })
+  } finally {
+    await Promise.all(postgres.map(async (database) => { await database?.drop() }))
+  }
+  if (postgres.some((database) => database === undefined)) table.note('compare on PostgreSQL', 'no server')
+}
