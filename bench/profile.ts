@@ -2,10 +2,11 @@
  * `npm run profile -- ROUTE [DATABASE_URL]`: where a request's time goes on the main thread of a server,
  * from V8's CPU profile under load: microseconds a request for each part, the parts named by the module
  * that ran (self time, so a part's callees count as their own). Warm-up load, a pause, then
- * PROFILE_SECONDS (10) of load on 20 connections; only that stretch of the profile is counted.
+ * PROFILE_SECONDS (10) of load on PROFILE_CONNECTIONS (20); only that stretch of the profile is counted.
  *
  *   sun      `meridian serve` quiet, as the bench starts it, the bench's sun queries
  *   list     the same, list page 1 with the bench user's token
+ *   refresh  the same, refresh with the bench user's refresh token
  *   fixed    the bench's reference for sun: Fastify answering a fixed body, the same queries
  *   app      the app built in a process of the bench's own (bench/servers.ts), not by `meridian serve`, sun
  *
@@ -15,8 +16,8 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type BenchRequest, type ChildServer, JSON_HEADERS, load, log, startServerWithNodeArgs } from './harness.js'
-import { BENCH_USER } from './servers.js'
+import { type BenchRequest, type ChildServer, load, log, startServerWithNodeArgs } from './harness.js'
+import { listRequest, logIn, refreshRequest } from './fixtures.js'
 import { startService } from './service.js'
 import { sunQueries } from './sun-queries.js'
 
@@ -24,6 +25,7 @@ interface ProfileNode { id: number, callFrame: { functionName: string, url: stri
 interface CpuProfile { nodes: ProfileNode[], startTime: number, endTime: number, samples: number[], timeDeltas: number[] }
 
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10)
+const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 20)
 /** An idle stretch at least this long separates the warm-up from the measured load. */
 const PAUSE_MS = 1500
 
@@ -83,7 +85,7 @@ function measuredStretch (profile: CpuProfile): Array<{ node: number, us: number
 }
 
 const [route = 'sun', databaseUrl] = process.argv.slice(2)
-if (!['sun', 'list', 'fixed', 'app'].includes(route)) throw new Error('profile: sun, list, fixed or app')
+if (!['sun', 'list', 'refresh', 'fixed', 'app'].includes(route)) throw new Error('profile: sun, list, refresh, fixed or app')
 
 const dir = mkdtempSync(join(tmpdir(), 'meridian-profile-'))
 try {
@@ -92,7 +94,7 @@ try {
   const profiler = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=100']
   const service: ChildServer = route === 'fixed'
     ? await startServerWithNodeArgs(profiler, 'fixed')
-    : route === 'app' ? await startServerWithNodeArgs(profiler, 'app', database, '0') : await startService('quiet', database, 0, 'exempt', { nodeArgs: profiler })
+    : route === 'app' ? await startServerWithNodeArgs(profiler, 'app', database, '0') : await startService('quiet', database, 0, 'exempt', { nodeArgs: profiler, cli: process.env.PROFILE_CLI })
   // The server on the first core, the load on the second: on a machine this small the client would
   // otherwise take the server's core whenever an answer wakes it, and the profile would count the
   // server's wait inside its write as the write's cost.
@@ -101,15 +103,14 @@ try {
   let total = 0
   try {
     let requests: BenchRequest[] = sunQueries()
-    if (route === 'list') {
-      const login = await fetch(`${service.url}/api/auth/login`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(BENCH_USER) })
-      const { access_token: token } = await login.json() as { access_token: string }
-      requests = [{ method: 'GET', path: `/api/user/list?access_token=${token}` }]
+    if (route === 'list' || route === 'refresh') {
+      const tokens = await logIn(service.url)
+      requests = [route === 'list' ? listRequest(tokens) : refreshRequest(tokens)]
     }
     log(`${route}: warming up (3 s), pause, then profiling (${SECONDS} s)`)
-    await load({ url: service.url, requests, connections: 20, duration: 3 })
+    await load({ url: service.url, requests, connections: CONNECTIONS, duration: 3 })
     await new Promise((resolve) => setTimeout(resolve, PAUSE_MS * 2))
-    total = (await load({ url: service.url, requests, connections: 20, duration: SECONDS })).requests.total
+    total = (await load({ url: service.url, requests, connections: CONNECTIONS, duration: SECONDS })).requests.total
   } finally {
     if (route === 'fixed' || route === 'app') {
       // bench/servers.ts exits by itself when the harness disconnects: a normal exit, so the profile is written.

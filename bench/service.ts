@@ -5,6 +5,7 @@
  *   image   the Dockerfile's ENV (NODE_ENV=production, METRICS_PORT) and the default LOG_LEVEL
  *           (info), its standard output a pipe that the harness drains, as a container runtime's
  *   quiet   the same with logging off (LOG_LEVEL=silent) and no metrics port
+ *   errors  the same logging errors only (LOG_LEVEL=error), as issue #56 measured releases against each other
  *
  * The load comes from 127.0.0.1, which is exempt from the fair-share limits (RATE_LIMIT_EXEMPT),
  * as an operator's load test would be. With limits `{ behindBalancer }`, 127.0.0.1 is the trusted
@@ -20,7 +21,7 @@ import { fileURLToPath } from 'node:url'
 import type { ChildServer } from './harness.js'
 import { BENCH_USER, BODY_LIMIT, JWT_SECRET } from './servers.js'
 
-export type Configuration = 'image' | 'quiet'
+export type Configuration = 'image' | 'quiet' | 'errors'
 /** Whether the bench's own address is exempt from the fair-share limits, or a balancer whose clients are limited, but under their quotas. */
 export type Limits = 'exempt' | { readonly behindBalancer: true, readonly redisUrl?: string }
 /** Behind a balancer: each client's quota of requests a day, which no bench reaches. */
@@ -64,7 +65,7 @@ export async function serviceEnvironment (configuration: Configuration, database
         }),
     ...(configuration === 'image'
       ? { METRICS_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) }
-      : { LOG_LEVEL: 'silent' })
+      : { LOG_LEVEL: configuration === 'quiet' ? 'silent' : 'error' })
   }
 }
 

@@ -98,6 +98,12 @@ t.test('counters told by the database (PostgreSQL\'s feed) spare every read whil
   await toldDirectory.latestCounters()
   t.equal(reads(), 0, 'and no request reads them')
 
+  // Taken at the end of the turn, for every call of it: the turn's answers are written together.
+  const toldLater: UserCounters = { ...empty }
+  const calls = [toldDirectory.latestCounters(), toldDirectory.latestCounters()]
+  told = toldLater
+  t.ok((await Promise.all(calls)).every((counters) => counters === toldLater), 'the calls of one turn share the counters told once the turn ends')
+
   told = undefined
   addUser('ada')
   t.equal(toldDirectory.countersTold, false)
