@@ -30,7 +30,11 @@ const DOLLAR = 0x24
 const BACKTICK = 0x60
 const BACKSLASH = 0x5c
 
-interface MathEnv { mathMs?: number }
+interface MathEnv {
+  mathMs?: number
+  /** Each formula's MathML (undefined: stays source), by `$` or `$$` and its TeX. */
+  formulas?: Map<string, string | undefined>
+}
 
 const isSpace = (code: number): boolean => code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d
 const isDigit = (code: number): boolean => code >= 0x30 && code <= 0x39
@@ -142,15 +146,24 @@ function closingDollar (state: StateInline, start: number): number {
  * a bound) is no formula, so its dollars stay text and what they held is read as Markdown again.
  */
 function formula (state: StateInline, silent: boolean, tex: string, display: boolean, end: number): boolean {
-  const rendered = mathml(tex, display, state.env)
+  const rendered = renderedOnce(state.env, tex, display)
   if (rendered === undefined) return false
   if (!silent) {
     const token = state.push('math_inline', 'math', 0)
     token.content = tex
     token.meta = { mathml: rendered }
-    state.pos = end
   }
+  // In silent mode too: markdown-it skips a link label's tokens by this rule's end, and fails past none.
+  state.pos = end
   return true
+}
+
+/** A link label is scanned silently before it is parsed: each formula is rendered once a document. */
+function renderedOnce (env: object, tex: string, display: boolean): string | undefined {
+  const rendered = (env as MathEnv).formulas ??= new Map()
+  const key = `${display ? '$$' : '$'}${tex}`
+  if (!rendered.has(key)) rendered.set(key, mathml(tex, display, env))
+  return rendered.get(key)
 }
 
 function inlineMath (state: StateInline, silent: boolean): boolean {

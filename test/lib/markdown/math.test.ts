@@ -127,3 +127,10 @@ t.test('math and highlighted code are the service\'s own in a document with raw 
   t.equal(forged.match(/<math/g)?.length, 1, 'and stands for nothing')
   t.equal(render('<math><mi>x</mi></math> <svg><circle r="1"></circle></svg> $y$').match(/<math|<svg/g)?.length, 1, 'raw <math> and <svg> removed, as on GitHub; the formula kept')
 })
+
+t.test('a formula in a link label: the label is scanned without failing', async (t) => {
+  // markdown-it scans a label silently first; a rule that did not move past its formula then threw (a 500).
+  t.match(render('[$a$'), /^<p>\[<math[^]*<\/math><\/p>\n$/, 'an unclosed label')
+  t.match(render('[$a$](https://example.com)'), /^<p><a href="https:\/\/example.com"><math[^]*<\/math><\/a><\/p>\n$/, 'a link whose text is a formula')
+  t.same(render('[[[[$x^2$]]]]').match(/<math/g)?.length, 1, 'nested labels hold the formula once')
+})
