@@ -166,10 +166,28 @@ function rendererFor (features: MarkdownFeatures): MarkdownIt {
 }
 
 /**
+ * What of `features` the document can use: formulas need a `$` or a fence (```` ```math ````), highlighting a
+ * fence, raw HTML a `<`. A renderer without the rest writes the same HTML at less cost (issue #56).
+ */
+export function featuresUsedBy (source: string, features: MarkdownFeatures): MarkdownFeatures {
+  const fenced = source.includes('```') || source.includes('~~~')
+  const math = features.math && (fenced || source.includes('$'))
+  const highlight = features.highlight && fenced
+  const rawHtml = features.rawHtml === 'github' && !source.includes('<') ? 'escape' : features.rawHtml
+  if (math === features.math && highlight === features.highlight && rawHtml === features.rawHtml) return features
+  return { rawHtml, highlight, math }
+}
+
+/**
  * HTML safe to insert into a page as is. With raw HTML under `github` the whole output is sanitized
  * (github-html.ts); otherwise every tag is the service's own.
  */
 export function renderSafeMarkdown (source: string, features: MarkdownFeatures = DEFAULT_MARKDOWN_FEATURES): string {
+  return renderWith(source, featuresUsedBy(source, features))
+}
+
+/** renderSafeMarkdown with every one of `features` on, used or not: what featuresUsedBy must not change. */
+export function renderWith (source: string, features: MarkdownFeatures): string {
   const env = {}
   const html = rendererFor(features).render(source, env)
   const mark = ownMarkOf(env)

@@ -1,8 +1,8 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { isSafeUrl, renderSafeMarkdown, MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from '../../../lib/markdown/render.js'
+import { DEFAULT_MARKDOWN_FEATURES, featuresUsedBy, isSafeUrl, renderSafeMarkdown, renderWith, MAX_BLOCKQUOTE_DEPTH, MAX_NESTING, MAX_TABLE_CELLS, LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR } from '../../../lib/markdown/render.js'
 import { hostileInputs, unsafeParts, browserScheme } from './hostile.js'
-import { pathologicalCases, ESCAPED } from '../../support/markdown-corpus.js'
+import { pathologicalCases, ESCAPED, PLAIN_README, README, README_WITH_HTML, README_WITH_MATH } from '../../support/markdown-corpus.js'
 
 const render = renderSafeMarkdown
 
@@ -254,4 +254,20 @@ t.test('pathological input at ~100 KB renders with the expected structure', asyn
     const html = render(source)
     t.equal(category.check(html, source), null, category.name)
   }
+})
+
+t.test('a document renders with only the features it can use, to the same HTML as with all of them (issue #56)', async (t) => {
+  const all = DEFAULT_MARKDOWN_FEATURES
+  t.same(featuresUsedBy(PLAIN_README, all), { rawHtml: 'escape', highlight: false, math: false }, 'no $, fence or <: none of them')
+  t.same(featuresUsedBy('costs $5', all), { rawHtml: 'escape', highlight: false, math: true }, 'a dollar: math')
+  t.same(featuresUsedBy('```math\nx^2\n```', all), { rawHtml: 'escape', highlight: true, math: true }, 'a fence: highlighting and math fences')
+  t.same(featuresUsedBy('a <b>', all), { rawHtml: 'github', highlight: false, math: false }, 'a <: raw HTML')
+  t.equal(featuresUsedBy(README_WITH_MATH, all), all, 'a document that may use all of them gets the same features')
+  t.same(featuresUsedBy('x', { rawHtml: 'escape', highlight: false, math: false }), { rawHtml: 'escape', highlight: false, math: false }, 'never more than asked')
+  for (const [name, document] of Object.entries({ PLAIN_README, README, README_WITH_HTML, README_WITH_MATH, math: '```math\nx^2\n```', dollar: 'costs $5 and $x$' })) {
+    t.equal(renderSafeMarkdown(document), renderWith(document, all), name)
+  }
+  // Documents without one of the three markers: the renderer without that feature must write what the full one writes.
+  const withoutMarkers = fc.string({ unit: fc.constantFrom('a', ' ', '\n', '*', '_', '`', '~', '$', '<', '>', '-', '#', '|', '[', ']', '(', ')', '!', '\\', '&', '1', '.') })
+  fc.assert(fc.property(withoutMarkers, (document) => renderSafeMarkdown(document) === renderWith(document, all)), { numRuns: 2000 })
 })
