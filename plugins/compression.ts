@@ -11,5 +11,8 @@ import fp from 'fastify-plugin'
 export const COMPRESSED = { encodings: ['br', 'gzip'], threshold: 1024 } satisfies FastifyCompressOptions
 
 export default fp(async function compression (fastify: FastifyInstance) {
+  // Before @fastify/compress's own: a route that does not opt in is left alone. Without `compress: false` it would
+  // get an onRequest hook that sets `reply.compress` on every request, the sun route's included.
+  fastify.addHook('onRoute', (route) => { route.compress ??= false })
   await fastify.register(fastifyCompress, { ...COMPRESSED, global: false })
 }, { name: 'compression' })

@@ -1,6 +1,6 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import t from 'tap'
-import { addUser, build, login } from '../support/helper.js'
+import { addUser, build, buildUnready, login } from '../support/helper.js'
 import { README } from '../support/markdown-corpus.js'
 
 const BOTH = { 'accept-encoding': 'gzip, deflate, br' }
@@ -42,4 +42,21 @@ t.test('large answers are compressed when the client accepts it; small ones and 
   const document = await app.inject({ url: '/openapi.json', headers: BOTH })
   t.equal(document.headers['content-encoding'], 'br', 'the OpenAPI document')
   t.match((await app.inject({ url: '/openapi.json' })).headers.vary, /accept-encoding/, 'whose uncompressed copy says it varies too')
+})
+
+t.test('a route that compresses nothing runs none of the compression\'s hooks', async (t) => {
+  const app = await buildUnready(t)
+  // @fastify/compress sets `reply.compress` in a hook of each route it touches.
+  const compressFunctionOn = new Map<string, boolean>()
+  app.addHook('onSend', (request, reply, payload, done) => {
+    compressFunctionOn.set(request.routeOptions.url ?? '', typeof (reply as unknown as { compress?: unknown }).compress === 'function')
+    done(null, payload)
+  })
+  await app.ready()
+  await app.inject({ url: '/api/date/suninfo?timestamp=1700000000&latitude=51.5&longitude=0' })
+  await app.inject({ url: '/health/live' })
+  await app.inject({ method: 'POST', url: '/api/markdown/parse', payload: { markdown: '*hi*' } })
+  t.equal(compressFunctionOn.get('/api/date/suninfo'), false, 'the sun route')
+  t.equal(compressFunctionOn.get('/health/live'), false, 'the health checks')
+  t.equal(compressFunctionOn.get('/api/markdown/parse'), true, 'but the routes that compress')
 })
