@@ -70,6 +70,8 @@ function policyItem (policy: QuotaPolicy): string {
   return `"${policy.name}";q=${policy.quota}${unit};w=${policy.windowSeconds}`
 }
 
+const MAX_REMEMBERED_ADDRESSES = 10_000
+
 /** Undefined for an exempt client; `request.ip` already follows TRUST_PROXY. */
 function clientResolver (exempt: readonly string[]): (request: FastifyRequest) => string | undefined {
   if (exempt.length === 0) return (request) => clientKeyOf(request.ip)
@@ -80,12 +82,14 @@ function clientResolver (exempt: readonly string[]): (request: FastifyRequest) =
     if (prefix === undefined) exemptions.addAddress(address, family)
     else exemptions.addSubnet(address, Number(prefix), family)
   }
-  // BlockList.check parses the address on every call (docs/performance.md, "The fair share").
-  const exempted = new LRUCache<string, boolean>({ max: 10_000 })
+  // BlockList.check parses the address on every call (docs/performance.md, "The fair share"). A Map, not an LRU: a
+  // lookup a request is the whole of an exempt client's cost, and a full Map starts again, which costs only re-checks.
+  const exempted = new Map<string, boolean>()
   return (request) => {
     const address = request.ip
     let exempt = exempted.get(address)
     if (exempt === undefined) {
+      if (exempted.size >= MAX_REMEMBERED_ADDRESSES) exempted.clear()
       exempt = exemptions.check(address, isIPv4(address) ? 'ipv4' : 'ipv6')
       exempted.set(address, exempt)
     }

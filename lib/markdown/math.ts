@@ -186,8 +186,11 @@ function inlineMath (state: StateInline, silent: boolean): boolean {
   return formula(state, silent, src.slice(pos + 1, close), false, close + 1)
 }
 
-/** Per block range, the first line from which a `$$` block found no closing line. */
-const unclosedBlockFrom = new WeakMap<StateBlock, { endLine: number, from: number }>()
+/**
+ * Per block range: from line `from` until line `until` (its container's end, or the range's), no `$$` block found a
+ * closing line. Keeps a run of openers linear; a later container in the same range searches again.
+ */
+const unclosedBlockFrom = new WeakMap<StateBlock, { endLine: number, blkIndent: number, from: number, until: number }>()
 
 function blockMath (state: StateBlock, startLine: number, endLine: number, silent: boolean): boolean {
   const start = state.bMarks[startLine]! + state.tShift[startLine]!
@@ -200,7 +203,7 @@ function blockMath (state: StateBlock, startLine: number, endLine: number, silen
     content = firstLine.trimEnd().slice(0, -2)
   } else {
     const known = unclosedBlockFrom.get(state)
-    if (known !== undefined && known.endLine === endLine && startLine >= known.from) return false
+    if (known?.endLine === endLine && known.blkIndent === state.blkIndent && startLine >= known.from && startLine < known.until) return false
     let found = false
     while (++lastLine < endLine) {
       const lineStart = state.bMarks[lastLine]! + state.tShift[lastLine]!
@@ -212,7 +215,7 @@ function blockMath (state: StateBlock, startLine: number, endLine: number, silen
       }
     }
     if (!found) {
-      unclosedBlockFrom.set(state, { endLine, from: startLine })
+      unclosedBlockFrom.set(state, { endLine, blkIndent: state.blkIndent, from: startLine, until: lastLine })
       return false
     }
     const body = state.getLines(startLine + 1, lastLine + 1, state.blkIndent, false).trimEnd()

@@ -134,3 +134,9 @@ t.test('a formula in a link label: the label is scanned without failing', async 
   t.match(render('[$a$](https://example.com)'), /^<p><a href="https:\/\/example.com"><math[^]*<\/math><\/a><\/p>\n$/, 'a link whose text is a formula')
   t.same(render('[[[[$x^2$]]]]').match(/<math/g)?.length, 1, 'nested labels hold the formula once')
 })
+
+t.test('a $$ block after a list item whose $$ found no closing line is still a block (issue #58)', async (t) => {
+  const alone = render('b\n\n$$\nx\n$$\n')
+  t.match(alone, /^<p>b<\/p>\n<math [^>]*display="block"/, 'without the list item: display math')
+  t.equal(render('- $$\n  a\n\nb\n\n$$\nx\n$$\n'), '<ul>\n<li>$$\na</li>\n</ul>\n' + alone, 'after it: the same block')
+})
