@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- compare REF`: the working tree's `meridian serve` beside the one built from git REF (the last
  * release), route by route in alternating rounds, at 10 and at 32 connections (issue #56). Each route's rate, new ÷
- * old, is guarded (a regression is a defect); list and refresh on PostgreSQL ÷ on SQLite of the working tree too, with
+ * old, is guarded (a regression is a defect), as the median of each round's ratio; list and refresh on PostgreSQL ÷ on SQLite of the working tree too, with
  * each server's CPU an answer beside the rates. REF is built once into tmpdir()/meridian-compare/<commit>.
  */
 import { execFileSync } from 'node:child_process'
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PLAIN_README } from '../test/support/markdown-corpus.js'
-import { type BenchRequest, type ChildServer, type Contender, JSON_HEADERS, log, medianRatesAndCpu, ratio, type Table } from './harness.js'
+import { type BenchRequest, type ChildServer, type Contender, JSON_HEADERS, log, medianRatesAndCpu, medianRoundRatio, ratio, type Table } from './harness.js'
 import { FLOORS } from './floors.js'
 import { listRequest, logIn, postgresUrl, refreshRequest, sqliteUrl, staggeredOver, withServers } from './fixtures.js'
 import { startService } from './service.js'
@@ -82,14 +82,15 @@ export async function compare (table: Table, ref: string): Promise<void> {
       for (const connections of CONNECTIONS) {
         for (const { route, contenders, postgres: withPostgres } of routes) {
           log(`compare: ${route}, ${connections} connections, the working tree (new) and ${release} (old), quiet${withPostgres === true ? ', on SQLite and on PostgreSQL' : ''}`)
-          const { rates, cpuMicrosPerAnswer: cpu } = await medianRatesAndCpu(contenders.map((each) => ({ ...each, connections })))
+          const { rounds, cpuMicrosPerAnswer: cpu } = await medianRatesAndCpu(contenders.map((each) => ({ ...each, connections })))
           const of = (figures: Record<string, number>, name: string): number => figures[name] ?? NaN
+          const rateRatio = (a: string, b: string): number => medianRoundRatio(rounds.rates[a] ?? [], rounds.rates[b] ?? [])
           const at = `${route}, ${connections} connections`
-          table.guard(`compare ${at}: new ÷ ${release}`, of(rates, 'new') / of(rates, 'old'), FLOORS.newVsRelease, ratio)
+          table.guard(`compare ${at}: new ÷ ${release}`, rateRatio('new', 'old'), FLOORS.newVsRelease, ratio)
           table.note(`compare ${at}: CPU an answer, new ÷ ${release}`, `${of(cpu, 'new').toFixed(1)} ÷ ${of(cpu, 'old').toFixed(1)} µs`)
           if (withPostgres !== true) continue
-          table.guard(`compare ${at} on PostgreSQL: new ÷ ${release}`, of(rates, 'new on PostgreSQL') / of(rates, 'old on PostgreSQL'), FLOORS.newVsRelease, ratio)
-          table.guard(`compare ${at}: new, on PostgreSQL ÷ on SQLite`, of(rates, 'new on PostgreSQL') / of(rates, 'new'), FLOORS.postgresVsSqlite, ratio)
+          table.guard(`compare ${at} on PostgreSQL: new ÷ ${release}`, rateRatio('new on PostgreSQL', 'old on PostgreSQL'), FLOORS.newVsRelease, ratio)
+          table.guard(`compare ${at}: new, on PostgreSQL ÷ on SQLite`, rateRatio('new on PostgreSQL', 'new'), FLOORS.postgresVsSqlite, ratio)
           table.note(`compare ${at}: new, CPU an answer on PostgreSQL ÷ on SQLite`, `${of(cpu, 'new on PostgreSQL').toFixed(1)} ÷ ${of(cpu, 'new').toFixed(1)} µs`)
         }
       }

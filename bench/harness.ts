@@ -109,11 +109,25 @@ export async function medianRates (contenders: Contender[]): Promise<Record<stri
  * per answer, in µs: what a request costs the server whatever the load generator beside it takes from the host, which
  * moves rates far more.
  */
-export async function medianRatesAndCpu (contenders: Contender[], pid?: number): Promise<{ rates: Record<string, number>, cpuMicrosPerAnswer: Record<string, number> }> {
+export async function medianRatesAndCpu (contenders: Contender[], pid?: number): Promise<RoundFigures> {
   return await alternatingRounds(contenders.map((contender) => ({ ...contender, pid: pid ?? contender.pid })))
 }
 
-async function alternatingRounds (contenders: Contender[]): Promise<{ rates: Record<string, number>, cpuMicrosPerAnswer: Record<string, number> }> {
+/** Each contender's medians, and its figure of every round in order, for ratios taken round by round. */
+export interface RoundFigures {
+  rates: Record<string, number>
+  cpuMicrosPerAnswer: Record<string, number>
+  rounds: { rates: Record<string, number[]>, cpuMicrosPerAnswer: Record<string, number[]> }
+}
+
+/**
+ * The median over the rounds of `a`'s figure ÷ `b`'s in the same round. Neighbours in time share the host's mood,
+ * which here moves a server's figure from one round to the next by up to half: the ratio of medians carries that
+ * drift, the median of each round's ratio does not.
+ */
+export const medianRoundRatio = (a: readonly number[], b: readonly number[]): number => median(a.map((value, round) => value / (b[round] ?? NaN)))
+
+async function alternatingRounds (contenders: Contender[]): Promise<RoundFigures> {
   const run = async (contender: Contender, duration: number): Promise<AutocannonResult> => await load({ ...contender, duration })
   for (const contender of contenders) await run(contender, 2)
   const rates: Record<string, number[]> = Object.fromEntries(contenders.map(({ name }) => [name, []]))
@@ -131,7 +145,7 @@ async function alternatingRounds (contenders: Contender[]): Promise<{ rates: Rec
     }
   }
   const medians = (values: Record<string, number[]>): Record<string, number> => Object.fromEntries(Object.entries(values).map(([name, list]) => [name, median(list)]))
-  return { rates: medians(rates), cpuMicrosPerAnswer: medians(cpu) }
+  return { rates: medians(rates), cpuMicrosPerAnswer: medians(cpu), rounds: { rates, cpuMicrosPerAnswer: cpu } }
 }
 
 const CLOCK_TICKS_PER_SECOND = 100

@@ -7,6 +7,7 @@
  *   sun      `meridian serve` quiet, as the bench starts it, the bench's sun queries
  *   list     the same, list page 1 with the bench user's token
  *   refresh  the same, refresh with the bench user's refresh token
+ *   markdown the same, the plain README (no fence, dollar or `<`: PLAIN_README)
  *   fixed    the bench's reference for sun: Fastify answering a fixed body, the same queries
  *   app      the app built in a process of the bench's own (bench/servers.ts), not by `meridian serve`, sun
  *
@@ -16,10 +17,11 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type BenchRequest, type ChildServer, load, log, startServerWithNodeArgs } from './harness.js'
+import { type BenchRequest, type ChildServer, JSON_HEADERS, load, log, startServerWithNodeArgs } from './harness.js'
 import { listRequest, logIn, refreshRequest } from './fixtures.js'
 import { startService } from './service.js'
 import { sunQueries } from './sun-queries.js'
+import { PLAIN_README } from '../test/support/markdown-corpus.js'
 
 interface ProfileNode { id: number, callFrame: { functionName: string, url: string }, children?: number[] }
 interface CpuProfile { nodes: ProfileNode[], startTime: number, endTime: number, samples: number[], timeDeltas: number[] }
@@ -85,7 +87,7 @@ function measuredStretch (profile: CpuProfile): Array<{ node: number, us: number
 }
 
 const [route = 'sun', databaseUrl] = process.argv.slice(2)
-if (!['sun', 'list', 'refresh', 'fixed', 'app'].includes(route)) throw new Error('profile: sun, list, refresh, fixed or app')
+if (!['sun', 'list', 'refresh', 'markdown', 'fixed', 'app'].includes(route)) throw new Error('profile: sun, list, refresh, markdown, fixed or app')
 
 const dir = mkdtempSync(join(tmpdir(), 'meridian-profile-'))
 try {
@@ -103,6 +105,7 @@ try {
   let total = 0
   try {
     let requests: BenchRequest[] = sunQueries()
+    if (route === 'markdown') requests = [{ method: 'POST', path: '/api/markdown/parse', headers: JSON_HEADERS, body: JSON.stringify({ markdown: PLAIN_README }) }]
     if (route === 'list' || route === 'refresh') {
       const tokens = await logIn(service.url)
       requests = [route === 'list' ? listRequest(tokens) : refreshRequest(tokens)]
