@@ -17,6 +17,33 @@ const TOKEN_SHAPED = /(?<![\w-])eyJ[\w-]{8,}(?:\.|%(?:25)*2[eE])[\w-]*(?:(?:\.|%
 
 export const REDACTED = '[REDACTED]'
 
+/** How often an escape may have been encoded again (`%2565` is `%65` is `e`): past that, a part is left as it is. */
+const MAX_DECODINGS = 3
+
+/** `part` percent-decoded until nothing changes (at most MAX_DECODINGS times); as far as it decodes when malformed. */
+function fullyDecoded (part: string): string {
+  let decoded = part
+  for (let round = 0; round < MAX_DECODINGS && decoded.includes('%'); round++) {
+    try {
+      const next = decodeURIComponent(decoded)
+      if (next === decoded) break
+      decoded = next
+    } catch {
+      break
+    }
+  }
+  return decoded
+}
+
+/** A part of a URL holding a token once decoded, whatever of it a client percent-encoded (`%65%79%4A…`). */
+function holdsEncodedToken (part: string): boolean {
+  if (!part.includes('%')) return false
+  TOKEN_SHAPED.lastIndex = 0
+  const found = TOKEN_SHAPED.test(fullyDecoded(part))
+  TOKEN_SHAPED.lastIndex = 0
+  return found
+}
+
 function decodedName (rawName: string): string {
   try {
     return decodeURIComponent(rawName.replaceAll('+', ' '))
@@ -29,21 +56,24 @@ function redactQuery (query: string): string {
   return query.split('&').map((pair) => {
     const separator = pair.indexOf('=')
     const rawName = separator === -1 ? pair : pair.slice(0, separator)
+    if (holdsEncodedToken(rawName)) return separator === -1 ? REDACTED : `${REDACTED}=${REDACTED}`
     const name = decodedName(rawName)
-    if (SECRET_FIELDS.test(name)) return `${rawName}=${REDACTED}`
+    const value = separator === -1 ? '' : pair.slice(separator + 1)
+    if (SECRET_FIELDS.test(name) || holdsEncodedToken(value)) return `${rawName}=${REDACTED}`
     const written = SECRET_FIELD_WITH_VALUE.exec(name)
     return written === null ? pair : `${written[1]!}%3D${REDACTED}`
   }).join('&')
 }
 
 /**
- * The URL as it may be logged: the value of every secret parameter, in the query or the path, and
- * anything shaped like a token anywhere, replaced by `[REDACTED]`.
+ * The URL as it may be logged: the value of every secret parameter, in the query or the path, anything shaped like a
+ * token anywhere, and any path segment, parameter name or value that decodes to one, replaced by `[REDACTED]`.
  */
 export function redactUrl (url: string): string {
   const queryStart = url.indexOf('?')
   const path = queryStart === -1 ? url : url.slice(0, queryStart)
   const redactedPath = path.replace(SECRET_PATH_PARAMETER, (_, name: string) => `;${name}=${REDACTED}`)
+    .split('/').map((segment) => holdsEncodedToken(segment) ? REDACTED : segment).join('/')
   const redacted = queryStart === -1 ? redactedPath : `${redactedPath}?${redactQuery(url.slice(queryStart + 1))}`
   return redacted.replace(TOKEN_SHAPED, REDACTED)
 }

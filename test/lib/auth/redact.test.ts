@@ -48,3 +48,15 @@ t.test('redaction stays linear whatever the URL holds, and catches the rarer dis
   t.equal(redactUrl('/x%3Btoken=secret'), '/x;token=[REDACTED]', 'an encoded ;')
   t.notMatch(redactUrl(`/a/${token}/${token}`), /eyJ/, 'two tokens')
 })
+
+t.test('a token whose every character is percent-encoded is redacted once decoded (#59)', async (t) => {
+  const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLW9mLWl0'
+  const encodeAll = (text: string): string => [...text].map((character) => `%${character.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`).join('')
+  const encoded = encodeAll(token)
+  t.equal(redactUrl(`/api/user/list?q=${encoded}&page=2`), '/api/user/list?q=[REDACTED]&page=2', 'as a value')
+  t.equal(redactUrl(`/api/user/list?${encoded}=1&page=2`), '/api/user/list?[REDACTED]=[REDACTED]&page=2', 'as a name')
+  t.equal(redactUrl(`/api/user/list?${encoded}`), '/api/user/list?[REDACTED]', 'as a name without a value')
+  t.equal(redactUrl(`/api/user/${encoded}?page=2`), '/api/user/[REDACTED]?page=2', 'as a path segment')
+  t.equal(redactUrl(`/api/user/${encodeAll(encoded)}`), '/api/user/[REDACTED]', 'encoded twice')
+  t.equal(redactUrl('/api/date/suninfo?q=%41%42%43&x=%E0%A4%A'), '/api/date/suninfo?q=%41%42%43&x=%E0%A4%A', 'other escapes, malformed ones included, are kept')
+})
