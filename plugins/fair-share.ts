@@ -20,6 +20,10 @@ declare module 'fastify' {
   interface FastifyInstance {
     fairShare: FairShare
   }
+  interface FastifyRequest {
+    /** A limited Markdown request's client and charge; null for an exempt client, whose later hooks do nothing. */
+    fairShareDocument: LimitedDocument | null
+  }
 }
 
 export interface FairShare {
@@ -42,6 +46,9 @@ export interface FairShareOptions {
 }
 
 interface RenderPlace { readonly client: string, held: boolean, handling: boolean }
+
+/** A Markdown request charged in onRequest; a render place if its declared size needs one, else perhaps in preHandler. */
+interface LimitedDocument { readonly client: string, readonly bytes: number, place: RenderPlace | null }
 
 export const POLICY_NAMES = { requests: 'requests', markdownBytes: 'markdown-bytes', markdownRenders: 'markdown-renders' } as const
 
@@ -186,12 +193,11 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
    * hangs up before the handler starts. A client that hangs up while its document renders does not
    * stop the render, so it does not free the place either.
    */
-  const renderPlaces = new WeakMap<FastifyRequest, RenderPlace>()
-
-  function takeRenderPlace (request: FastifyRequest, reply: FastifyReply, client: string, handling: boolean): void {
+  function takeRenderPlace (document: LimitedDocument, reply: FastifyReply, handling: boolean): void {
+    const { client } = document
     rendering.set(client, (rendering.get(client) ?? 0) + 1)
     const place: RenderPlace = { client, held: true, handling }
-    renderPlaces.set(request, place)
+    document.place = place
     reply.raw.once('close', () => { if (!place.handling) releaseRenderPlace(place) })
   }
 
@@ -204,18 +210,14 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
   }
 
   /** The body is read and the handler is next: the place is now released only once the answer is sent. */
-  function holdRenderPlaceWhileHandling (request: FastifyRequest): void {
-    const place = renderPlaces.get(request)
-    if (place === undefined) return
+  function holdRenderPlaceWhileHandling (place: RenderPlace | null): void {
+    if (place === null) return
     place.handling = true
     if (!place.held) { // the client hung up just as its body was read: the render still runs
       place.held = true
       rendering.set(place.client, (rendering.get(place.client) ?? 0) + 1)
     }
   }
-
-  /** Passed onRequest without a render place; limitTableDocument may still give them one. */
-  const smallDocuments = new WeakMap<FastifyRequest, { client: string, bytes: number }>()
 
   function limitDocument (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const client = clientOf(request)
@@ -247,19 +249,21 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     }
     requests.charge(client, 1)
     markdownBytes.charge(client, bytes)
-    if (takesRenderPlace) takeRenderPlace(request, reply, client, false)
-    else smallDocuments.set(request, { client, bytes })
+    const document: LimitedDocument = { client, bytes, place: null }
+    request.fairShareDocument = document
+    if (takesRenderPlace) takeRenderPlace(document, reply, false)
     reply.header('ratelimit', rateLimit(requestStanding, bytesStanding, rendersStanding.remaining))
     done()
   }
 
   /** A small padded table may need a thread (docs/decisions.md, "Fair share"): takes a place, charged by its cells. */
   function limitTableDocument (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    holdRenderPlaceWhileHandling(request)
-    const small = smallDocuments.get(request)
+    const document = request.fairShareDocument
+    if (document === null) return done()
+    holdRenderPlaceWhileHandling(document.place)
     const markdown = (request.body as { markdown?: unknown } | undefined)?.markdown
-    if (small === undefined || typeof markdown !== 'string' || rendersQuickly(markdown)) return done()
-    const { client, bytes } = small
+    if (document.place !== null || typeof markdown !== 'string' || rendersQuickly(markdown)) return done()
+    const { client, bytes } = document
     if ((rendering.get(client) ?? 0) >= options.markdownRendersAtOnce) {
       return refuse(request, reply, client, POLICY_NAMES.markdownRenders, RENDERS_RETRY_AFTER_SECONDS, `"${POLICY_NAMES.markdownRenders}";r=0`)
     }
@@ -269,16 +273,17 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
       return refuse(request, reply, client, POLICY_NAMES.markdownBytes, standing.retryAfterSeconds, rateLimitItem(POLICY_NAMES.markdownBytes, standing))
     }
     markdownBytes.charge(client, cost)
-    takeRenderPlace(request, reply, client, true)
+    takeRenderPlace(document, reply, true)
     done()
   }
 
   const releaseAfterRender: onSendHookHandler = (request, _reply, payload, done) => {
-    const place = renderPlaces.get(request)
-    if (place !== undefined) releaseRenderPlace(place)
+    const place = request.fairShareDocument?.place
+    if (place != null) releaseRenderPlace(place)
     done(null, payload)
   }
 
+  fastify.decorateRequest('fairShareDocument', null)
   const hookFor: Record<FairShareCharge, onRequestHookHandler> = { request: limitRequest, document: limitDocument }
   fastify.addHook('onRoute', (route) => {
     const charge = route.config?.fairShare
