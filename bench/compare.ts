@@ -90,6 +90,7 @@ export async function compare (table: Table, ref: string): Promise<void> {
           table.note(`compare ${at}: CPU an answer, new ÷ ${release}`, `${of(cpu, 'new').toFixed(1)} ÷ ${of(cpu, 'old').toFixed(1)} µs`)
           if (withPostgres !== true) continue
           table.guard(`compare ${at} on PostgreSQL: new ÷ ${release}`, rateRatio('new on PostgreSQL', 'old on PostgreSQL'), FLOORS.newVsRelease, ratio)
+          table.note(`compare ${at} on PostgreSQL: CPU an answer, new ÷ ${release}`, `${of(cpu, 'new on PostgreSQL').toFixed(1)} ÷ ${of(cpu, 'old on PostgreSQL').toFixed(1)} µs`)
           table.guard(`compare ${at}: new, on PostgreSQL ÷ on SQLite`, rateRatio('new on PostgreSQL', 'new'), FLOORS.postgresVsSqlite, ratio)
           table.note(`compare ${at}: new, CPU an answer on PostgreSQL ÷ on SQLite`, `${of(cpu, 'new on PostgreSQL').toFixed(1)} ÷ ${of(cpu, 'new').toFixed(1)} µs`)
         }

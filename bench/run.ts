@@ -89,10 +89,10 @@ async function sun (): Promise<void> {
   const requests = sunQueries()
   await withServers([startService('image', sqliteUrl()), startService('quiet', sqliteUrl()), startServer('fixed'), startServer('fixed-logged'), startServer('bare-sun')],
     async ([image, quiet, fixed, fixedLogged, bare]) => {
-      log('sun: the service as the image runs it, quiet, Fastify with a fixed body without and with its logger, node:http with the searches (20 connections)')
+      log('sun: the service as the image runs it, quiet, Fastify with a fixed body without and with its logger, node:http with the searches (32 connections, as issue #56 measured)')
       const staggered = staggeredOver(requests)
       const rates = await medianRates(([['image', image], ['quiet', quiet], ['fixed', fixed], ['fixed, logger at info', fixedLogged], ['searches', bare]] as const)
-        .map(([name, server]) => ({ name, url: server?.url ?? '', requests, connections: 20, setupClient: staggered })))
+        .map(([name, server]) => ({ name, url: server?.url ?? '', requests, connections: 32, setupClient: staggered })))
       const of = (name: string): number => rates[name] ?? NaN
       table.guard('sun: image ÷ quiet', of('image') / of('quiet'), FLOORS.imageVsQuiet, ratio)
       table.guard('sun: image ÷ Fastify fixed body, logger at info', of('image') / of('fixed, logger at info'), FLOORS.sunImageVsLoggedFixedBody, ratio)

@@ -20,7 +20,10 @@ export const storeKeyOf = (policyName: string, client: string, window: number): 
 export interface Standing {
   /** Once this charge is made, when it fits. */
   remaining: number
-  /** Seconds until the client's whole quota is back if it used no more; when refused, the Retry-After. */
+  /**
+   * RateLimit's `t`, never above the window (issue #59): when it fits, seconds until the current window ends and its
+   * count starts to weigh less; when refused, the Retry-After (unless past the window, which shared counts can make).
+   */
   resetSeconds: number
   /** 0 when the charge fits now. */
   retryAfterSeconds: number
@@ -123,11 +126,11 @@ export class QuotaCounter {
     const windowStart = usage.window * this.windowMs
     if (used + cost > this.policy.quota) {
       const retryAfterSeconds = Math.max(1, Math.ceil((this.timeOfRoom(counts, cost, windowStart) - time) / 1000))
-      return { remaining: Math.max(0, Math.floor(this.policy.quota - used)), resetSeconds: retryAfterSeconds, retryAfterSeconds }
+      const resetSeconds = Math.min(retryAfterSeconds, this.policy.windowSeconds)
+      return { remaining: Math.max(0, Math.floor(this.policy.quota - used)), resetSeconds, retryAfterSeconds }
     }
-    const windowEnd = windowStart + this.windowMs
-    const resetAt = counts.current + cost > 0 ? windowEnd + this.windowMs : counts.previous > 0 ? windowEnd : time
-    return { remaining: Math.floor(this.policy.quota - used - cost), resetSeconds: Math.ceil((resetAt - time) / 1000), retryAfterSeconds: 0 }
+    const resetSeconds = counts.current + cost > 0 || counts.previous > 0 ? Math.ceil((windowStart + this.windowMs - time) / 1000) : 0
+    return { remaining: Math.floor(this.policy.quota - used - cost), resetSeconds, retryAfterSeconds: 0 }
   }
 
   /** `cost` never exceeds the quota (the configuration checks), so it fits at the latest once both windows pass. */

@@ -51,13 +51,13 @@ t.test('each client gets its quota of requests, then 429 with the error body, Re
     t.equal(answer.headers['ratelimit-policy'], '"requests";q=5;w=60')
     const [, left, reset] = /^"requests";r=(\d+);t=(\d+)$/.exec(String(answer.headers.ratelimit)) ?? []
     t.equal(Number(left), 5 - n, `request ${n}: ${5 - n} left`)
-    t.ok(Number(reset) > 60 && Number(reset) <= 120, `whole again once this window and the next have passed (${reset} s)`)
+    t.ok(Number(reset) > 0 && Number(reset) <= 60, `t is within the window, w (${reset} s)`)
   }
   const refused = await sunFrom(app, client)
   t.equal(refused.statusCode, 429)
   t.same(refused.json(), { error: { code: 429, message: 'Too many requests' } })
   const retryAfter = Number(refused.headers['retry-after'])
-  t.ok(retryAfter >= 1 && retryAfter <= 120, `Retry-After ${retryAfter} s`)
+  t.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter} s`)
   t.equal(refused.headers.ratelimit, `"requests";r=0;t=${retryAfter}`, 'RateLimit\'s reset is the Retry-After')
   t.equal(refused.headers['ratelimit-policy'], '"requests";q=5;w=60')
   t.equal(refused.headers['content-type'], 'application/json; charset=utf-8')
