@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
@@ -131,6 +132,24 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
     t.match(tooLarge.headers['content-type'], /^application\/json/)
     t.same(tooLarge.json(), { error: { code: 413, message: 'Body too large' } }, 'the API\'s error body, not nginx\'s HTML page')
     t.equal(tooLarge.headers['x-content-type-options'], 'nosniff')
+  })
+
+  await t.test('nginx\'s own refusals of a malformed request are the API\'s JSON with nosniff (#59)', async (t) => {
+    const cases: Array<[string, string, number]> = [
+      ['a bad request line', 'GET /api/date/suninfo HTTP/1.1 extra\r\nHost: x\r\n\r\n', 400],
+      ['a bad URL', 'GET /api/%00 HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['a URI too long', `GET /api/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414],
+      ['a header too large', `GET /api/date/suninfo HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+      ['the internal error pages themselves', 'GET /meridian-errors/400 HTTP/1.1\r\nHost: x\r\n\r\n', 404]
+    ]
+    for (const [what, request, status] of cases) {
+      const answer = await rawExchange(cluster.balancer, request)
+      const [head = '', body = ''] = answer.split('\r\n\r\n')
+      t.match(head, new RegExp(`^HTTP/1.1 ${status} `), `${what}: ${status}`)
+      t.match(head, /\r\ncontent-type: application\/json/i, `${what}: JSON`)
+      t.match(head, /\r\nx-content-type-options: nosniff/i, `${what}: nosniff`)
+      t.equal(JSON.parse(body).error.code, status, `${what}: the API's error body`)
+    }
   })
 
   await t.test('a large answer comes through the balancer compressed, as the replica compressed it', async (t) => {
@@ -361,3 +380,15 @@ t.test('behind an nginx that appends to X-Forwarded-For, a spoofed entry does no
     t.equal(opened, 40, 'one per request')
   })
 })
+
+/** Writes `request` as it is to `endpoint` and reads until the server closes (or 5 s pass): nginx's answer, raw. */
+async function rawExchange (endpoint: { host: string, port: number }, request: string): Promise<string> {
+  return await new Promise((resolve, reject) => {
+    const socket = connect(endpoint.port, endpoint.host, () => { socket.end(request) })
+    const chunks: Buffer[] = []
+    socket.setTimeout(5000, () => { socket.destroy() })
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+    socket.on('close', () => { resolve(Buffer.concat(chunks).toString('latin1')) })
+    socket.on('error', reject)
+  })
+}
