@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PLAIN_README } from '../test/support/markdown-corpus.js'
-import { type BenchRequest, type ChildServer, type Contender, JSON_HEADERS, log, medianRatesAndCpu, medianRoundRatio, ratio, type Table } from './harness.js'
+import { type BenchRequest, type ChildServer, type Contender, JSON_HEADERS, log, medianRatesAndCpu, medianRoundRatio, pinServersAwayFromLoad, ratio, type Table } from './harness.js'
 import { FLOORS } from './floors.js'
 import { listRequest, logIn, postgresUrl, refreshRequest, sqliteUrl, staggeredOver, withServers } from './fixtures.js'
 import { startService } from './service.js'
@@ -34,15 +34,6 @@ export function buildRelease (ref: string): { commit: string, cli: string } {
   execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: directory, stdio: ['ignore', 'ignore', 'inherit'] })
   if (!existsSync(cli)) execFileSync('npm', ['run', 'build'], { cwd: directory, stdio: ['ignore', 'ignore', 'inherit'] })
   return { commit, cli }
-}
-
-/**
- * Every server on the first core, this process (autocannon) on the second: on two cores a client that shares the
- * server's core moves a round's figures by a quarter (the rounds of docs/performance.md, "Against the last release").
- */
-function pinServersAwayFromLoad (servers: readonly ChildServer[]): void {
-  for (const server of servers) execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', '0', String(server.child.pid)], { stdio: 'ignore' })
-  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', '1', String(process.pid)], { stdio: 'ignore' })
 }
 
 interface Build { readonly name: 'new' | 'old', readonly cli?: string }

@@ -3,7 +3,7 @@
  * that none shares a process with the load generator), alternating rate comparisons, a liveness
  * probe, and the table with its floors.
  */
-import { fork, type ChildProcess } from 'node:child_process'
+import { execFileSync, fork, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
@@ -216,3 +216,12 @@ export const ratio = (value: number): string => value.toFixed(2)
 export const times = (value: number): string => `${value.toFixed(1)}×`
 export const ms = (value: number): string => `${Number(value.toFixed(1))} ms`
 export const percent = (value: number): string => `${(100 * value).toFixed(0)}%`
+
+/**
+ * Every server on the first core, this process (autocannon) on the second: on two cores a client that shares the
+ * server's core moves a round's figures by a quarter (the rounds of docs/performance.md, "Against the last release").
+ */
+export function pinServersAwayFromLoad (servers: readonly ChildServer[]): void {
+  for (const server of servers) execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', '0', String(server.child.pid)], { stdio: 'ignore' })
+  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', '1', String(process.pid)], { stdio: 'ignore' })
+}

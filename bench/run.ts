@@ -23,7 +23,7 @@ import { FLOORS } from './floors.js'
 import { sunQueries } from './sun-queries.js'
 import {
   type BenchRequest, type ChildServer, JSON_HEADERS, load, log, median, medianRates, medianRatesAndCpu, ms, percent, percentile, probeLiveness, ratio,
-  startServer, Table, times
+  pinServersAwayFromLoad, medianRoundRatio, startServer, Table, times
 } from './harness.js'
 import { BENCH_USER } from './servers.js'
 import { BENCH_REQUESTS_PER_DAY, CLI, type Configuration, EXEMPT_CLIENT, freePort, startService } from './service.js'
@@ -88,18 +88,21 @@ const DAY_MS = 86_400_000
 async function sun (): Promise<void> {
   const requests = sunQueries()
   await withServers([startService('image', sqliteUrl()), startService('quiet', sqliteUrl()), startServer('fixed'), startServer('fixed-logged'), startServer('bare-sun')],
-    async ([image, quiet, fixed, fixedLogged, bare]) => {
-      log('sun: the service as the image runs it, quiet, Fastify with a fixed body without and with its logger, node:http with the searches (32 connections, as issue #56 measured)')
+    async (servers) => {
+      const [image, quiet, fixed, fixedLogged, bare] = servers
+      pinServersAwayFromLoad(servers)
+      log('sun: the service as the image runs it, quiet, Fastify with a fixed body without and with its logger, node:http with the searches (32 connections, as issue #56 measured; the servers on one core, the load on the other)')
       const staggered = staggeredOver(requests)
-      const rates = await medianRates(([['image', image], ['quiet', quiet], ['fixed', fixed], ['fixed, logger at info', fixedLogged], ['searches', bare]] as const)
+      const { rounds } = await medianRatesAndCpu(([['image', image], ['quiet', quiet], ['fixed', fixed], ['fixed, logger at info', fixedLogged], ['searches', bare]] as const)
         .map(([name, server]) => ({ name, url: server?.url ?? '', requests, connections: 32, setupClient: staggered })))
-      const of = (name: string): number => rates[name] ?? NaN
-      table.guard('sun: image ÷ quiet', of('image') / of('quiet'), FLOORS.imageVsQuiet, ratio)
-      table.guard('sun: image ÷ Fastify fixed body, logger at info', of('image') / of('fixed, logger at info'), FLOORS.sunImageVsLoggedFixedBody, ratio)
-      table.note('sun: image ÷ Fastify fixed body, no logger', ratio(of('image') / of('fixed')))
-      table.note('sun: Fastify fixed body, logger at info ÷ no logger', ratio(of('fixed, logger at info') / of('fixed')))
-      table.guard('sun: quiet ÷ Fastify fixed body, no logger', of('quiet') / of('fixed'), FLOORS.sunVsFixedBody, ratio)
-      table.guard('sun: quiet ÷ bare searches', of('quiet') / of('searches'), FLOORS.sunVsBareSearches, times)
+      // Each ratio is the median of the rounds' own (bench/harness.ts, medianRoundRatio).
+      const over = (a: string, b: string): number => medianRoundRatio(rounds.rates[a] ?? [], rounds.rates[b] ?? [])
+      table.guard('sun: image ÷ quiet', over('image', 'quiet'), FLOORS.imageVsQuiet, ratio)
+      table.guard('sun: image ÷ Fastify fixed body, logger at info', over('image', 'fixed, logger at info'), FLOORS.sunImageVsLoggedFixedBody, ratio)
+      table.note('sun: image ÷ Fastify fixed body, no logger', ratio(over('image', 'fixed')))
+      table.note('sun: Fastify fixed body, logger at info ÷ no logger', ratio(over('fixed, logger at info', 'fixed')))
+      table.guard('sun: quiet ÷ Fastify fixed body, no logger', over('quiet', 'fixed'), FLOORS.sunVsFixedBody, ratio)
+      table.guard('sun: quiet ÷ bare searches', over('quiet', 'searches'), FLOORS.sunVsBareSearches, times)
     })
 }
 
