@@ -60,6 +60,12 @@ const SHARED_TOTALS_STALE_MS = 1000
 export const REDIS_KEY_PREFIX = 'meridian:fair-share:'
 /** A cell costs what ordinary Markdown of the same render time would (docs/decisions.md, "Fair share"). */
 const BYTES_PER_TABLE_CELL = 4
+/**
+ * A JSON string spends at most 6 bytes on a character (`\u0000`), and the body's braces and key a few more: a body
+ * past this holds more than MAX_EVENT_LOOP_RENDER_LENGTH characters (whitespace around them aside). Bytes are not
+ * characters: 3,010 CJK characters are 9,045 bytes and render on the event loop.
+ */
+const CERTAINLY_THREADED_BYTES = MAX_EVENT_LOOP_RENDER_LENGTH * 6 + 64
 /** Retry-After when over the renders at once: a render takes up to seconds. */
 const RENDERS_RETRY_AFTER_SECONDS = 1
 
@@ -223,8 +229,9 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     const client = clientOf(request)
     if (client === undefined) return done()
     const bytes = declaredBytes(request, options.bodyLimit)
-    // A small document may still need a thread (a table of many cells): limitTableDocument finds it once read.
-    const takesRenderPlace = bytes > MAX_EVENT_LOOP_RENDER_LENGTH
+    // Only a body that must hold more characters than the event loop renders takes a place before it is read; any other
+    // that needs a thread (longer than that, or a table of many cells) is found by limitTableDocument once read.
+    const takesRenderPlace = bytes > CERTAINLY_THREADED_BYTES
     const renders = rendering.get(client) ?? 0
     const requestStanding = requests.standing(client, 1)
     const bytesStanding = markdownBytes.standing(client, bytes)

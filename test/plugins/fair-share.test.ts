@@ -232,6 +232,21 @@ t.test('a client that hangs up before its body is read frees its render place at
   t.ok(await eventually(async () => (await another()).statusCode === 200, 5000), 'the body never came: nothing renders, and once its client hung up the place is free within 5 s')
 })
 
+t.test('a document is held to a render place by its characters, not its bytes (#58)', async (t) => {
+  const app = await build(t, { ...LIMITS, RATE_LIMIT_REQUESTS: '100' })
+  const client = randomAddress()
+  // 3,010 characters, 9,045 bytes: rendered on the event loop, as the same document in ASCII is.
+  const cjk = { markdown: '漢字の文書'.repeat(602) }
+  const ascii = { markdown: 'plain text'.repeat(301) }
+  const render = async (payload: { markdown: string }) => await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, payload })
+  t.same((await Promise.all([render(cjk), render(cjk)])).map((answer) => answer.statusCode), [200, 200], 'two CJK documents at once')
+  t.same((await Promise.all([render(ascii), render(ascii)])).map((answer) => answer.statusCode), [200, 200], 'as two ASCII ones')
+  // JSON escapes inflate a body too: 3,010 characters written as \u escapes are 18 KB.
+  const escaped = JSON.stringify({ markdown: 'x'.repeat(3010) }).replaceAll('x', '\\u0078')
+  const renderEscaped = async () => await app.inject({ method: 'POST', url: '/api/markdown/parse', remoteAddress: client, headers: { 'content-type': 'application/json' }, payload: escaped })
+  t.same((await Promise.all([renderEscaped(), renderEscaped()])).map((answer) => answer.statusCode), [200, 200], 'two escaped ones')
+})
+
 t.test('a small document that still renders in a thread, a table of many cells, takes a render place and is charged by its cells', async (t) => {
   const app = await build(t, { ...LIMITS, RATE_LIMIT_REQUESTS: '100', RATE_LIMIT_MARKDOWN_BYTES: String(1_100_000), BODY_LIMIT: '1048576' })
   const client = randomAddress()
