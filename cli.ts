@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, readEnv } from './config.js'
 import { hashPassword } from './lib/auth/passwords.js'
 import { seedUsers } from './lib/users/seed-users.js'
 import { DatabaseSetupError } from './lib/store/connect.js'
+import { isPostgresConnectionFailure } from './lib/store/unavailable.js'
 import { sqliteFileOf } from './lib/store/database-url.js'
 import { backupSqlite, restoreSqlite } from './lib/store/sqlite-backup.js'
 import { UserStore, UsernameTakenError } from './lib/store/user-store.js'
@@ -245,7 +246,9 @@ try {
   const isSystemError = typeof (error as NodeJS.ErrnoException).syscall === 'string'
   const isExpected = error instanceof UsageError || error instanceof ConfigError || error instanceof DatabaseSetupError || isSystemError ||
     (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
-  const message = isPostgresSetupError(error)
+  // node-postgres reports a server that accepts but never answers as a bare Error ("Connection terminated due to
+  // connection timeout"): the operator's to fix, so one line too (#59).
+  const message = isPostgresSetupError(error) || isPostgresConnectionFailure(error)
     ? `PostgreSQL: ${(error as Error).message}`
     : isExpected ? (error as Error).message : ((error as Error).stack ?? String(error))
   process.stderr.write(`meridian: ${message}\n`)

@@ -17,6 +17,12 @@ const UNAVAILABLE_CODES = new Set([
 /** node-postgres reports a lost or unreachable server with these messages and no code. */
 const PG_CONNECTION_FAILURES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/
 
+/** node-postgres's own report of a server it could not reach or that stopped answering (no code). */
+export function isPostgresConnectionFailure (error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message
+  return typeof message === 'string' && PG_CONNECTION_FAILURES.test(message)
+}
+
 export function isDependencyUnavailable (error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
   const { code, message } = error as { code?: unknown, message?: unknown }

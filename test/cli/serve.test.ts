@@ -147,6 +147,24 @@ t.test('a start that fails (port already taken) exits 1 with one line', async (t
   t.equal(stderr.trim().split('\n').length, 1, 'one line')
 })
 
+t.test('a PostgreSQL that accepts but never answers stops the start with one line (#59)', async (t) => {
+  // Takes each connection and says nothing: node-postgres gives up after its connection timeout.
+  const silent = createServer(() => {}).listen(0, '127.0.0.1')
+  await once(silent, 'listening')
+  t.teardown(() => { silent.close() })
+  const { port } = silent.address() as { port: number }
+  const child = spawn(process.execPath, [cliPath, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(await freePort()), DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/meridian`, JWT_SECRET: 'a-secret-of-at-least-thirty-two-characters', LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'ignore', 'pipe']
+  })
+  let stderr = ''
+  child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  const [code] = await once(child, 'exit') as [number | null]
+  t.equal(code, 1)
+  t.match(stderr, /^meridian: PostgreSQL: Connection terminated due to connection timeout/)
+  t.equal(stderr.trim().split('\n').length, 1, `one line, no stack: ${stderr.slice(0, 300)}`)
+})
+
 t.test('npm start hands SIGTERM on to the server, which drains and exits: no server is left behind', async (t) => {
   const port = await freePort()
   // Run by the shell npm starts it with (sh -c); a shell that does not exec its command, as
