@@ -15,6 +15,11 @@ async function unreadiness (fastify: FastifyInstance): Promise<{ message: string
   return undefined
 }
 
+function describedFailure (error: unknown): string {
+  const { code, message } = error as { code?: unknown, message?: unknown }
+  return [code, message].filter((part) => typeof part === 'string' && part !== '').join(' ') || String(error)
+}
+
 /**
  * Probes for the orchestrator: live while the process runs, ready while the database answers
  * and the replica is not draining for a shutdown.
@@ -32,7 +37,8 @@ export default fp(async function health (fastify: FastifyInstance) {
   }, async (request) => {
     const reason = await unreadiness(fastify)
     if (reason !== undefined) {
-      if (reason.error !== undefined) request.log.warn({ err: reason.error }, 'database not ready')
+      // The error's code and message, no stack: a probe every few seconds for as long as the database is away (#59).
+      if (reason.error !== undefined) request.log.warn({ reason: describedFailure(reason.error) }, 'database not ready')
       throw new HttpError(503, reason.message)
     }
     return { status: 'ok' as const }
