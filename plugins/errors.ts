@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import fp from 'fastify-plugin'
-import { isDependencyUnavailable } from '../lib/store/unavailable.js'
+import { isDependencyUnavailable, unavailabilityReason } from '../lib/store/unavailable.js'
 import type { ErrorBody } from '../schemas/common.js'
 
 /** A failure whose status and message the client sees. */
@@ -53,7 +53,7 @@ function isOverloadRefusal (error: FastifyError | HttpError): boolean {
 function refusalReason (error: FastifyError | HttpError): string | undefined {
   if (error instanceof HttpError) return error.message
   if (isOverloadRefusal(error)) return 'Overloaded'
-  if (isDependencyUnavailable(error)) return ['Dependency unavailable:', error.code, error.message].filter(Boolean).join(' ')
+  if (isDependencyUnavailable(error)) return unavailabilityReason(error)
   return undefined
 }
 

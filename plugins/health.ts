@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Gauge } from 'prom-client'
 import { HttpError } from './errors.js'
+import { unavailabilityReason } from '../lib/store/unavailable.js'
 import { errorResponses, ref, Status } from '../schemas/common.js'
 
 /** Why the replica is not ready (the database's error, if that is why), or undefined when it is. */
@@ -13,11 +14,6 @@ async function unreadiness (fastify: FastifyInstance): Promise<{ message: string
     return { message: 'Database unavailable', error }
   }
   return undefined
-}
-
-function describedFailure (error: unknown): string {
-  const { code, message } = error as { code?: unknown, message?: unknown }
-  return [code, message].filter((part) => typeof part === 'string' && part !== '').join(' ') || String(error)
 }
 
 /**
@@ -38,7 +34,7 @@ export default fp(async function health (fastify: FastifyInstance) {
     const reason = await unreadiness(fastify)
     if (reason !== undefined) {
       // The error's code and message, no stack: a probe every few seconds for as long as the database is away (#59).
-      if (reason.error !== undefined) request.log.warn({ reason: describedFailure(reason.error) }, 'database not ready')
+      if (reason.error !== undefined) request.log.warn({ reason: unavailabilityReason(reason.error) }, 'database not ready')
       throw new HttpError(503, reason.message)
     }
     return { status: 'ok' as const }

@@ -37,11 +37,8 @@ function fullyDecoded (part: string): string {
 
 /** A part of a URL holding a token once decoded, whatever of it a client percent-encoded (`%65%79%4A…`). */
 function holdsEncodedToken (part: string): boolean {
-  if (!part.includes('%')) return false
-  TOKEN_SHAPED.lastIndex = 0
-  const found = TOKEN_SHAPED.test(fullyDecoded(part))
-  TOKEN_SHAPED.lastIndex = 0
-  return found
+  // search(), not test(): it ignores the global pattern's lastIndex.
+  return part.includes('%') && fullyDecoded(part).search(TOKEN_SHAPED) !== -1
 }
 
 function decodedName (rawName: string): string {
@@ -72,8 +69,10 @@ function redactQuery (query: string): string {
 export function redactUrl (url: string): string {
   const queryStart = url.indexOf('?')
   const path = queryStart === -1 ? url : url.slice(0, queryStart)
-  const redactedPath = path.replace(SECRET_PATH_PARAMETER, (_, name: string) => `;${name}=${REDACTED}`)
-    .split('/').map((segment) => holdsEncodedToken(segment) ? REDACTED : segment).join('/')
+  const withoutSecretParameters = path.replace(SECRET_PATH_PARAMETER, (_, name: string) => `;${name}=${REDACTED}`)
+  const redactedPath = withoutSecretParameters.includes('%')
+    ? withoutSecretParameters.split('/').map((segment) => holdsEncodedToken(segment) ? REDACTED : segment).join('/')
+    : withoutSecretParameters
   const redacted = queryStart === -1 ? redactedPath : `${redactedPath}?${redactQuery(url.slice(queryStart + 1))}`
   return redacted.replace(TOKEN_SHAPED, REDACTED)
 }

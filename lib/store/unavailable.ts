@@ -25,7 +25,13 @@ export function isPostgresConnectionFailure (error: unknown): boolean {
 
 export function isDependencyUnavailable (error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
-  const { code, message } = error as { code?: unknown, message?: unknown }
+  const { code } = error as { code?: unknown }
   if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || isSqliteBusy(error))) return true
-  return typeof message === 'string' && PG_CONNECTION_FAILURES.test(message)
+  return isPostgresConnectionFailure(error)
+}
+
+/** A dependency's failure in one line for a log's `reason`: its code and message, never its stack. */
+export function unavailabilityReason (error: unknown): string {
+  const { code, message } = (error ?? {}) as { code?: unknown, message?: unknown }
+  return ['Dependency unavailable:', code, message].filter(Boolean).join(' ')
 }
