@@ -1,8 +1,9 @@
 /**
  * `npm run bench -- compare REF`: the working tree's `meridian serve` beside the one built from git REF (the last
  * release), route by route in alternating rounds, at 10 and at 32 connections (issue #56). Each route's rate, new ÷
- * old, is guarded (a regression is a defect), as the median of each round's ratio; list and refresh on PostgreSQL ÷ on SQLite of the working tree too, with
- * each server's CPU an answer beside the rates. REF is built once into tmpdir()/meridian-compare/<commit>.
+ * old, is guarded (a regression is a defect) as the median of each round's ratio; list and refresh on PostgreSQL ÷
+ * on SQLite of the working tree too, with each server's CPU an answer beside the rates. REF is built once into
+ * tmpdir()/meridian-compare/<commit>.
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
@@ -36,17 +37,16 @@ export function buildRelease (ref: string): { commit: string, cli: string } {
   return { commit, cli }
 }
 
-interface Build { readonly name: 'new' | 'old', readonly cli?: string }
-
 export async function compare (table: Table, ref: string): Promise<void> {
   const { commit, cli } = buildRelease(ref)
   const release = `${ref === commit ? commit.slice(0, 7) : ref}`
-  const builds: Build[] = [{ name: 'old', cli }, { name: 'new' }]
+  // The release's CLI, then the working tree's (the default).
+  const clis = [cli, undefined]
   const postgres = [await postgresUrl(), await postgresUrl()]
   try {
-    const onSqlite = builds.map(async (build) => await startService('quiet', sqliteUrl(), USERS, 'exempt', { cli: build.cli }))
+    const onSqlite = clis.map(async (each) => await startService('quiet', sqliteUrl(), USERS, 'exempt', { cli: each }))
     const onPostgres = postgres.every((database) => database !== undefined)
-      ? builds.map(async (build, index) => await startService('quiet', postgres[index]!.url, USERS, 'exempt', { cli: build.cli }))
+      ? clis.map(async (each, index) => await startService('quiet', postgres[index]!.url, USERS, 'exempt', { cli: each }))
       : []
     await withServers([...onSqlite, ...onPostgres], async (servers) => {
       pinServersAwayFromLoad(servers)

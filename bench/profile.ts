@@ -13,11 +13,10 @@
  *
  * The database is a fresh SQLite file unless a URL is given (a PostgreSQL database to use).
  */
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type BenchRequest, type ChildServer, JSON_HEADERS, load, log, startServerWithNodeArgs } from './harness.js'
+import { type BenchRequest, type ChildServer, JSON_HEADERS, load, log, pinServersAwayFromLoad, startServerWithNodeArgs } from './harness.js'
 import { listRequest, logIn, refreshRequest } from './fixtures.js'
 import { startService } from './service.js'
 import { sunQueries } from './sun-queries.js'
@@ -100,8 +99,7 @@ try {
   // The server on the first core, the load on the second: on a machine this small the client would
   // otherwise take the server's core whenever an answer wakes it, and the profile would count the
   // server's wait inside its write as the write's cost.
-  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', '0', String(service.child.pid)], { stdio: 'ignore' })
-  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', '1', String(process.pid)], { stdio: 'ignore' })
+  pinServersAwayFromLoad([service])
   let total = 0
   try {
     let requests: BenchRequest[] = sunQueries()
