@@ -3,7 +3,7 @@
  * release), route by route in alternating rounds, at 10 and at 32 connections (issue #56). Each route's rate, new ÷
  * old, is guarded (a regression is a defect) as the median of each round's ratio; list and refresh on PostgreSQL ÷
  * on SQLite of the working tree too, with each server's CPU an answer beside the rates. REF is built once into
- * tmpdir()/meridian-compare/<commit>.
+ * tmpdir()/meridian-compare/<commit>. COMPARE_ROUTES=refresh,markdown (the routes' first words) runs only those.
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
@@ -19,6 +19,11 @@ import { sunQueries } from './sun-queries.js'
 
 const CHECKOUT = fileURLToPath(new URL('..', import.meta.url))
 const CONNECTIONS = [10, 32] as const
+/**
+ * Many short rounds: a ratio is the median of its rounds' ratios, and the host's speed drifts between rounds. Over
+ * nine rounds of 3 s refresh read 0.89 and 0.91 against 6d176da; over 21 of 2 s, 0.98 and 1.02 (the same code).
+ */
+const ROUNDS = { rounds: 21, seconds: 2 }
 /** As the seeded directory of the auth part: 1,001 users. */
 const USERS = 1000
 
@@ -70,10 +75,12 @@ export async function compare (table: Table, ref: string): Promise<void> {
         })),
         { route: `markdown, a plain ${(PLAIN_README.length / 1024).toFixed(1)} KiB document`, contenders: [contender('old', oldSqlite, plain), contender('new', newSqlite, plain)] }
       ]
+      const chosen = process.env.COMPARE_ROUTES?.split(',')
       for (const connections of CONNECTIONS) {
         for (const { route, contenders, postgres: withPostgres } of routes) {
+          if (chosen !== undefined && !chosen.includes(route.split(/[ ,]/, 1)[0]!)) continue
           log(`compare: ${route}, ${connections} connections, the working tree (new) and ${release} (old), quiet${withPostgres === true ? ', on SQLite and on PostgreSQL' : ''}`)
-          const { rounds, cpuMicrosPerAnswer: cpu } = await medianRatesAndCpu(contenders.map((each) => ({ ...each, connections })))
+          const { rounds, cpuMicrosPerAnswer: cpu } = await medianRatesAndCpu(contenders.map((each) => ({ ...each, connections })), undefined, ROUNDS)
           const of = (figures: Record<string, number>, name: string): number => figures[name] ?? NaN
           const rateRatio = (a: string, b: string): number => medianRoundRatio(rounds.rates[a] ?? [], rounds.rates[b] ?? [])
           const at = `${route}, ${connections} connections`

@@ -84,6 +84,9 @@ export async function startServerWithNodeArgs (nodeArgs: string[], kind: string,
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
 
+/** How many alternating rounds, of how many seconds; BENCH_ROUNDS and BENCH_SECONDS when set. */
+export interface Rounds { rounds: number, seconds: number }
+
 export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN
 
 export interface Contender {
@@ -101,7 +104,7 @@ export interface Contender {
  * that speeds up or slows down favours none; one round the host spoiled does not move a median.
  */
 export async function medianRates (contenders: Contender[]): Promise<Record<string, number>> {
-  return (await alternatingRounds(contenders)).rates
+  return (await alternatingRounds(contenders, { rounds: ROUNDS, seconds: SECONDS })).rates
 }
 
 /**
@@ -109,8 +112,11 @@ export async function medianRates (contenders: Contender[]): Promise<Record<stri
  * per answer, in µs: what a request costs the server whatever the load generator beside it takes from the host, which
  * moves rates far more.
  */
-export async function medianRatesAndCpu (contenders: Contender[], pid?: number): Promise<RoundFigures> {
-  return await alternatingRounds(contenders.map((contender) => ({ ...contender, pid: pid ?? contender.pid })))
+export async function medianRatesAndCpu (contenders: Contender[], pid?: number, rounds?: Partial<Rounds>): Promise<RoundFigures> {
+  return await alternatingRounds(contenders.map((contender) => ({ ...contender, pid: pid ?? contender.pid })), {
+    rounds: process.env.BENCH_ROUNDS === undefined ? rounds?.rounds ?? ROUNDS : ROUNDS,
+    seconds: process.env.BENCH_SECONDS === undefined ? rounds?.seconds ?? SECONDS : SECONDS
+  })
 }
 
 /** Each contender's medians, and its figure of every round in order, for ratios taken round by round. */
@@ -127,7 +133,7 @@ export interface RoundFigures {
  */
 export const medianRoundRatio = (a: readonly number[], b: readonly number[]): number => median(a.map((value, round) => value / (b[round] ?? NaN)))
 
-async function alternatingRounds (contenders: Contender[]): Promise<RoundFigures> {
+async function alternatingRounds (contenders: Contender[], { rounds: ROUNDS, seconds: SECONDS }: Rounds): Promise<RoundFigures> {
   const run = async (contender: Contender, duration: number): Promise<AutocannonResult> => await load({ ...contender, duration })
   for (const contender of contenders) await run(contender, 2)
   const rates: Record<string, number[]> = Object.fromEntries(contenders.map(({ name }) => [name, []]))
