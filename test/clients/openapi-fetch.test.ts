@@ -2,11 +2,15 @@ import t, { type Test } from 'tap'
 import createClient, { type Middleware } from 'openapi-fetch'
 import type { paths } from '../generated/openapi-typescript/schema.js'
 import { addUser, build } from '../support/helper.js'
+import { readFileSync } from 'node:fs'
+import { inRepository } from '../support/repository.js'
 
 /**
  * A client as its authors would write it from /openapi.json alone: types from openapi-typescript
  * (npm run clients), requests through openapi-fetch, against the app listening on a port. Nothing
  * read from a response is cast: if the document's types were wrong, this file would not compile.
+ * A new optional body field that makes a call here fail to compile ("Property … is missing") has a schema `default`:
+ * the last test of this file says why, and docs/changing.md what to do instead.
  */
 const BODY_LIMIT = 4096
 
@@ -144,4 +148,31 @@ t.test('each documented error, typed as the error body', async (t) => {
   const throttled = await client.POST('/api/auth/login', { body: { username: 'user1', password: 'password-1' } })
   expectError(throttled, 429, 'Too many requests')
   t.match(throttled.response.headers.get('retry-after'), /^\d+$/)
+})
+
+interface SchemaObject { $ref?: string, properties?: Record<string, SchemaObject>, required?: string[], default?: unknown }
+
+t.test('no optional request body field has a default, which openapi-typescript would type as required', async (t) => {
+  // openapi-typescript (7.x, --default-non-nullable by default) types a property with a `default` as always present:
+  // right for an answer, wrong for a request, whose clients would then have to send the field. This is the cause when
+  // a new optional body field breaks `npm run check` here. docs/changing.md, "A request field", says what to do.
+  const document = JSON.parse(readFileSync(inRepository('openapi.json'), 'utf8')) as {
+    paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: SchemaObject }> } }>>
+    components: { schemas: Record<string, SchemaObject> }
+  }
+  const schemas = document.components.schemas
+  const resolve = (schema: SchemaObject): SchemaObject => schema.$ref === undefined ? schema : resolve(schemas[schema.$ref.split('/').pop()!]!)
+  const withDefaults: string[] = []
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      for (const { schema } of Object.values(operation.requestBody?.content ?? {})) {
+        const body = resolve(schema)
+        for (const [name, property] of Object.entries(body.properties ?? {})) {
+          if (resolve(property).default !== undefined && !(body.required ?? []).includes(name)) withDefaults.push(`${method.toUpperCase()} ${path}: ${name}`)
+        }
+      }
+    }
+  }
+  t.ok(Object.keys(document.paths).some((path) => path === '/api/markdown/parse'), 'the document is read')
+  t.same(withDefaults, [], 'give the default in the description and the handler, not in the schema (docs/changing.md)')
 })
