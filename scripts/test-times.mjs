@@ -14,6 +14,7 @@ const point = /^( *)(?:not )?ok \d+ - (.*?) # time=([\d.]+)ms/
 // npm test runs the compiled tests, a process for each file of .test-build/processes/: name them
 // by their sources, a file (test/cli/commands.test.ts) or a folder whose files share a process.
 const source = (name) => name
+  .replace(/^\.test-build\/processes\/\d-shared\/(.*?)-(\d+)\.test\.js$/, 'test/$1/ (part $2 of its files, in one process)')
   .replace(/^\.test-build\/processes\/\d-shared\/(.*)\.test\.js$/, 'test/$1/ (its files in one process)')
   .replace(/^\.test-build\/processes\/\d-under-load\/.*$/, 'the files under load (one after the other, in one process)')
   .replace(/^\.test-build\/(?:processes\/\d-\w+\/)?(.*)\.js$/, '$1.ts')

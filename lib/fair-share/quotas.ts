@@ -22,7 +22,8 @@ export interface Standing {
   remaining: number
   /**
    * RateLimit's `t`, never above the window (issue #59): when it fits, seconds until the current window ends and its
-   * count starts to weigh less; when refused, the Retry-After (unless past the window, which shared counts can make).
+   * count starts to weigh less; when refused, the Retry-After, or the window if that is longer (a quota used up early in
+   * a window still weighs early in the next; shared counts can pass the quota).
    */
   resetSeconds: number
   /** 0 when the charge fits now. */
