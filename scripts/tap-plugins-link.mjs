@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `tap build` (npm ci's `prepare`) links .tap/plugins/node_modules/@tapjs/core to this checkout's by absolute path.
 // A copied or moved checkout would then load the old place's tap core beside its own, and tap fails with "weird
-// thing got in the queue". Linked relatively, the link moves with the checkout. `prepare` and `npm test` run this.
+// thing got in the queue". Linked relatively, the link moves with the checkout. `npm test` runs this first (not `prepare`: the
+// image's build runs that without scripts/).
 import { existsSync, lstatSync, readlinkSync, rmSync, symlinkSync } from 'node:fs'
 import { dirname, relative } from 'node:path'
 
