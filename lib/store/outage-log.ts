@@ -1,3 +1,5 @@
+import { unavailabilityReason } from './unavailable.js'
+
 /** The two levels it writes at, as pino (and Fastify's logger) has them. */
 export interface OutageLogger {
   warn: (fields: object, message: string) => void
@@ -28,7 +30,8 @@ export class StoreOutageLog {
     const time = this.now()
     if (this.outage !== undefined && time - this.outage.lastLineAt < this.intervalMs) return
     this.outage = { startedAt: this.outage?.startedAt ?? time, lastLineAt: time }
-    this.log.warn({ err: error, failuresSinceLastLine: this.failuresSinceLastLine }, `${this.store} unavailable`)
+    // The failure's code and message, no stack: a line that an operator reads, the same at every reconnection (#59).
+    this.log.warn({ reason: unavailabilityReason(error), failuresSinceLastLine: this.failuresSinceLastLine }, `${this.store} unavailable`)
     this.failuresSinceLastLine = 0
   }
 

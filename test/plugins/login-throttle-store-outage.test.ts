@@ -9,7 +9,7 @@ import { redisSkip, redisUrl } from '../support/requirements.js'
 import { PrivateRedis, redisServerSkip } from '../support/redis-server.js'
 import { redisBehindProxy } from '../support/tcp-proxy.js'
 
-interface LogLine { level: number | string, msg: string, failuresSinceLastLine?: number, unavailableForMs?: number, err?: { message: string } }
+interface LogLine { level: number | string, msg: string, failuresSinceLastLine?: number, unavailableForMs?: number, reason?: string }
 
 t.test('the outage log: the first failure at once, then a line per interval with the failures since, and one when the store is back', async (t) => {
   const lines: LogLine[] = []
@@ -19,12 +19,13 @@ t.test('the outage log: the first failure at once, then a line per interval with
   outageLog.answered()
   t.same(lines, [], 'nothing while the store answers')
   outageLog.failed(new Error('connect ECONNREFUSED'))
-  t.match(lines, [{ level: 'warn', msg: 'login throttle store unavailable', failuresSinceLastLine: 1, err: { message: 'connect ECONNREFUSED' } }])
+  t.match(lines, [{ level: 'warn', msg: 'login throttle store unavailable', failuresSinceLastLine: 1, reason: /connect ECONNREFUSED$/ }])
+  t.notOk(JSON.stringify(lines[0]).includes('    at '), 'the failure in a line, no stack (#59)')
   for (let i = 0; i < 5; i++) { now += 1000; outageLog.failed(new Error('Command timed out')) }
   t.equal(lines.length, 1, 'no line for failures inside the interval')
   now = 10_000
   outageLog.failed(new Error('Command timed out'))
-  t.match(lines[1], { level: 'warn', msg: 'login throttle store unavailable', failuresSinceLastLine: 6, err: { message: 'Command timed out' } })
+  t.match(lines[1], { level: 'warn', msg: 'login throttle store unavailable', failuresSinceLastLine: 6, reason: /Command timed out$/ })
   now = 12_000
   outageLog.failed(new Error('Command timed out'))
   outageLog.answered()
