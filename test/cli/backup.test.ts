@@ -1,11 +1,43 @@
 import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import BetterSqlite3 from '../../lib/store/better-sqlite3.js'
 import { UserStore, type NewUser } from '../../lib/store/user-store.js'
 import { addUser, build, login, TEST_JWT_SECRET } from '../support/helper.js'
 import { type CliResult, runMeridian } from '../support/meridian.js'
-import { createPostgresDatabase, postgresSkip } from '../support/postgres.js'
+import { createPostgresDatabase, postgresSkip, postgresUrl } from '../support/postgres.js'
+import { inRepository } from '../support/repository.js'
+
+/** The guide's `docker compose exec -T postgres …` lines, in order (docs/operations.md). */
+function guideComposePostgresCommands (): string[] {
+  const guide = readFileSync(inRepository('docs', 'operations.md'), 'utf8')
+  return [...guide.matchAll(/^(?: *|.*`)(docker compose exec -T postgres [^`\n]+)/gm)].map((match) => match[1]!.trim())
+}
+
+/**
+ * Runs one of them in `directory` with `docker` standing in (test/support/docker-compose-postgres.mjs), the compose
+ * file's user and database (`meridian`, checked in test/cluster/compose.test.ts) mapped to the test server and `database`.
+ */
+function runComposeLine (line: string, database: string, directory: string): void {
+  const server = new URL(postgresUrl!)
+  const standIn = join(directory, 'bin')
+  execFileSync('sh', ['-c', `mkdir -p "${standIn}" && ln -sf "${inRepository('test', 'support', 'docker-compose-postgres.mjs')}" "${standIn}/docker"`])
+  execFileSync('sh', ['-c', line], {
+    cwd: directory,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      ...process.env,
+      PATH: `${standIn}:${process.env.PATH ?? ''}`,
+      PGHOST: server.hostname,
+      PGPORT: server.port === '' ? '5432' : server.port,
+      STAND_IN_COMPOSE_NAME: 'meridian',
+      STAND_IN_PGUSER: decodeURIComponent(server.username),
+      STAND_IN_DATABASE: database
+    }
+  })
+}
 
 const newUser = (username: string): NewUser => ({ username, passwordHash: 'x', name: username, birthdate: '1990-01-01', gender: 'female', shortDesc: '' })
 
@@ -104,10 +136,29 @@ t.test('on PostgreSQL, backup points to pg_dump, and the guide\'s pg_dump and pg
   await addUser(app, { username: 'dumped', password: 'dumped-password' })
   await login(app, 'dumped', 'dumped-password')
   const dump = join(t.testdir(), 'meridian.dump')
-  // The commands of docs/operations.md, "Backups".
+  // The commands of docs/operations.md, "Backups", from a host that reaches the database.
   execFileSync('pg_dump', ['--format=custom', `--file=${dump}`, source.url])
   execFileSync('pg_restore', ['--no-owner', `--dbname=${target.url}`, dump])
+  // And with deploy/compose.yaml, as the guide writes them, through a stand-in for `docker compose exec -T postgres`.
+  const compose = await createPostgresDatabase()
+  t.teardown(compose.drop)
+  const lines = guideComposePostgresCommands()
+  const dumpLines = lines.filter((line) => line.includes(' pg_dump '))
+  const restoreLines = lines.filter((line) => !line.includes(' pg_dump '))
+  t.ok(dumpLines.length > 0, 'the guide backs up with pg_dump in the container')
+  t.same(restoreLines.map((line) => line.split(' ')[5]), ['dropdb', 'createdb', 'pg_restore'], 'and restores into an empty database')
+  for (const dumpLine of dumpLines) {
+    const directory = mkdtempSync(join(tmpdir(), 'meridian-compose-dump-'))
+    t.teardown(() => { rmSync(directory, { recursive: true, force: true }) })
+    runComposeLine(dumpLine, source.name, directory)
+    const [dumped] = readdirSync(directory).filter((file) => file.endsWith('.dump'))
+    t.ok(dumped, `${dumpLine}: wrote its dump`)
+    for (const line of restoreLines) runComposeLine(line.replace(/< \S+\.dump$/, `< ${dumped}`), compose.name, directory)
+  }
   await app.close()
+  const fromCompose = await build(t, { DATABASE_URL: compose.url })
+  t.ok((await login(fromCompose, 'dumped', 'dumped-password')).access_token, 'the compose commands restore a database that serves the user')
+  await fromCompose.close()
 
   const restored = await build(t, { DATABASE_URL: target.url })
   t.ok((await login(restored, 'dumped', 'dumped-password')).access_token, 'the restored database serves the user')

@@ -216,3 +216,18 @@ t.test('the dashboard\'s panels have unique ids, fit the 24-column grid without 
     t.equal(new Set(targets.map((target) => target.refId)).size, targets.length, `${title}: its queries have distinct refIds`)
   }
 })
+
+t.test('the guide\'s commands name the services, user and database the file has', async (t) => {
+  const guide = readFileSync(join(repositoryRoot, 'docs', 'operations.md'), 'utf8')
+  const postgres = compose.services.postgres?.environment ?? {}
+  const inContainer = [...guide.matchAll(/docker compose exec -T postgres [^`\n]+/g)].map(([line]) => line)
+  t.ok(inContainer.length >= 4, 'backup, and restore into an empty database (test/cli/backup.test.ts runs them)')
+  for (const line of inContainer) {
+    t.match(line, ` -U ${postgres.POSTGRES_USER ?? '?'} `, `${line}: the file's POSTGRES_USER`)
+    t.ok(line.includes(` -d ${postgres.POSTGRES_DB ?? '?'} `) || line.endsWith(` ${postgres.POSTGRES_DB ?? '?'}`), `${line}: the file's POSTGRES_DB`)
+  }
+  const named = [...guide.matchAll(/docker compose (?:up -d --no-deps|ps|stop|run --rm) ([\w -]+)/g)].flatMap(([, names]) => names!.trim().split(/\s+/))
+  t.ok(named.length > 0)
+  for (const name of named) t.ok(name in compose.services, `the guide's \`docker compose … ${name}\` is a service of the file`)
+  t.same(replicas.map(([name]) => name).filter((name) => !named.includes(name)), [], 'the checklist stops every replica')
+})
