@@ -125,9 +125,12 @@ t.test('the schema is applied first and nginx starts once the replicas are healt
 t.test('deploy/nginx.conf balances exactly the replicas, and TRUST_PROXY names nginx', async (t) => {
   const imagePort = /^ENV .*\bPORT=(\d+)/m.exec(readFileSync(join(repositoryRoot, 'Dockerfile'), 'utf8'))?.[1]
   t.ok(imagePort, 'the Dockerfile sets PORT')
-  const upstream = /upstream\s+meridian\s*\{([^}]*)\}/.exec(nginxText)?.[1] ?? ''
-  const servers = [...upstream.matchAll(/^\s*server\s+([^\s;]+)/gm)].map((match) => match[1])
-  t.same(servers.sort(), replicas.map(([name]) => `${name}:${imagePort}`).sort(), 'one upstream server per replica, on the image port')
+  const upstreams = [...nginxText.matchAll(/upstream\s+(meridian\w*)\s*\{([^}]*)\}/g)]
+  t.same(upstreams.map(([, name]) => name), ['meridian', 'meridian_database'], 'all routes, and those that need the database')
+  for (const [, name, body] of upstreams) {
+    const servers = [...(body as string).matchAll(/^\s*server\s+([^\s;]+)/gm)].map((match) => match[1])
+    t.same(servers.sort(), replicas.map(([replica]) => `${replica}:${imagePort}`).sort(), `${name as string}: one server per replica, on the image port`)
+  }
 
   const listen = /^\s*listen\s+(\d+)\s*;/m.exec(nginxText)?.[1]
   t.ok(compose.services.nginx?.ports?.some((port) => port.endsWith(`:${listen}`)), `the published port reaches nginx's listen port ${listen}`)

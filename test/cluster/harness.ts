@@ -86,8 +86,8 @@ export interface ClusterOptions {
    * path); TEST_DATABASE_URL's server by default.
    */
   postgresUrl?: string
-  /** Where the replicas (not the CLI) reach PostgreSQL, e.g. a TCP proxy the test controls. */
-  databaseVia?: Endpoint
+  /** Where the replicas (not the CLI) reach PostgreSQL, e.g. a TCP proxy the test controls; one per replica in order. */
+  databaseVia?: Endpoint | Array<Endpoint | undefined>
   /** Where the replicas (not the CLI) reach Redis. */
   redisVia?: Endpoint
   /** More environment for every replica (and the CLI), e.g. `{ LOG_LEVEL: 'warn' }`. */
@@ -163,15 +163,18 @@ function isRunning (child: ChildProcess | undefined): boolean {
 export function templateNginxConfig (text: string, balancer: Endpoint, replicas: Endpoint[], directory: string, exemptAddresses?: string): string {
   // Comments go first, so that only directives are matched.
   let templated = text.replace(/#[^\n]*/g, '')
-  const upstream = /upstream\s+meridian\s*\{([^}]*)\}/.exec(templated)
-  if (upstream === null) throw new Error('the nginx configuration has no `upstream meridian { … }` block')
-  const serverDirective = /(?<![\w-])server\s+[^\s;]+([^;]*);/g
-  const parameters = [...(upstream[1] as string).matchAll(serverDirective)].map((match) => (match[1] as string).trimEnd())
-  if (parameters.length === 0) throw new Error('`upstream meridian` has no `server`')
-  const servers = replicas.map((replica, index) =>
-    `  server ${replica.host}:${replica.port}${parameters[Math.min(index, parameters.length - 1)] as string};`)
-  const otherDirectives = (upstream[1] as string).replace(serverDirective, '').trim()
-  templated = templated.replace(upstream[0], () => `upstream meridian {\n${servers.join('\n')}\n  ${otherDirectives}\n}`)
+  const upstreams = [...templated.matchAll(/upstream\s+(meridian\w*)\s*\{([^}]*)\}/g)]
+  if (!upstreams.some(([, name]) => name === 'meridian')) throw new Error('the nginx configuration has no `upstream meridian { … }` block')
+  // Every `upstream meridian…` block (the database routes' too) lists the replicas.
+  for (const [block, name, body] of upstreams) {
+    const serverDirective = /(?<![\w-])server\s+[^\s;]+([^;]*);/g
+    const parameters = [...(body as string).matchAll(serverDirective)].map((match) => (match[1] as string).trimEnd())
+    if (parameters.length === 0) throw new Error(`\`upstream ${name as string}\` has no \`server\``)
+    const servers = replicas.map((replica, index) =>
+      `  server ${replica.host}:${replica.port}${parameters[Math.min(index, parameters.length - 1)] as string};`)
+    const otherDirectives = (body as string).replace(serverDirective, '').trim()
+    templated = templated.replace(block, () => `upstream ${name as string} {\n${servers.join('\n')}\n  ${otherDirectives}\n}`)
+  }
 
   const listen = /(?<![\w-])listen\s+[^\s;]+([^;]*);/g
   const listens = templated.match(listen) ?? []
@@ -389,7 +392,7 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
   const sharedEnv: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     NODE_ENV: 'production',
-    DATABASE_URL: via(databaseUrl, options.databaseVia),
+    DATABASE_URL: via(databaseUrl, Array.isArray(options.databaseVia) ? undefined : options.databaseVia),
     REDIS_URL: via(redisUrl, options.redisVia),
     JWT_SECRET: jwtSecret,
     TRUST_PROXY: balancerHost,
@@ -413,7 +416,8 @@ export async function startCluster (t: Test, options: ClusterOptions = {}): Prom
   for (let index = 0; index < replicaCount; index++) {
     const host = `${network}.${3 + index}`
     const endpoint = { host, port: await freePort(host) }
-    const env = { ...sharedEnv, HOST: host, PORT: String(endpoint.port) }
+    const env: Record<string, string> = { ...sharedEnv, HOST: host, PORT: String(endpoint.port) }
+    if (Array.isArray(options.databaseVia)) env.DATABASE_URL = via(databaseUrl, options.databaseVia[index])
     replicas.push(new Replica(index, endpoint, env, join(directory, `replica-${index}.log`), options.readyTimeoutMs ?? 30_000))
   }
   cleanups.push(async () => {

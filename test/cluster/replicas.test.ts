@@ -2,7 +2,8 @@ import { connect } from 'node:net'
 import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { balancerLog, clusterTestSkip, startCluster, STOCK_NGINX_CONFIG, type Cluster } from './harness.js'
+import { balancerLog, clusterTestSkip, postgresBaseUrl, startCluster, STOCK_NGINX_CONFIG, type Cluster } from './harness.js'
+import { TcpProxy } from '../support/tcp-proxy.js'
 import { assertNoTokensInLogs } from './log-secrets.js'
 
 /** The contract's bound for a revocation to hold on every replica. */
@@ -105,7 +106,11 @@ async function throttlesPerClientAddress (t: Test, cluster: Cluster): Promise<vo
 
 t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestSkip }, async (t) => {
   const started = performance.now()
-  const cluster = await startCluster(t)
+  // Replica 0 reaches PostgreSQL through a proxy the test can cut: a replica that loses its database (#59).
+  const postgresServer = new URL(postgresBaseUrl)
+  const replica0Database = await TcpProxy.start({ host: postgresServer.hostname, port: Number(postgresServer.port === '' ? 5432 : postgresServer.port) })
+  t.teardown(async () => { await replica0Database.close() })
+  const cluster = await startCluster(t, { databaseVia: [{ host: '127.0.0.1', port: replica0Database.port }, undefined] })
   t.comment(`cluster ready in ${Math.round(performance.now() - started)} ms: nginx ${cluster.balancer.host}:${cluster.balancer.port}, ` +
     `replicas ${cluster.replicas.map((r) => `${r.endpoint.host}:${r.endpoint.port}`).join(', ')}, client ${cluster.clientAddress}`)
   const { replicas } = cluster
@@ -350,6 +355,40 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
     const delay = performance.now() - seenAt
     t.comment(`online after a login on replica 0: shown by replica 1 after ${delay.toFixed(0)} ms`)
     t.ok(online, `replica 1 lists the user online within ${ONLINE_BOUND_MS} ms`)
+  })
+
+  await t.test('a replica that lost its database is routed around: no request that needs one fails through nginx (#59)', async (t) => {
+    await cluster.addUser('failover-user', 'failover-password')
+    const { access_token: token } = await cluster.login('failover-user', 'failover-password')
+    replica0Database.cut()
+    t.teardown(() => { replica0Database.restore() })
+    // Until the replica itself says so: its pool sees the cut at its next query.
+    const deadline = performance.now() + 30_000
+    let direct = await cluster.requestReplica(0, listPath(token))
+    while (direct.status !== 503 && performance.now() < deadline) {
+      await sleep(50)
+      direct = await cluster.requestReplica(0, `/api/user/list?per_page=100&page=${1 + Math.floor(Math.random() * 1000)}&access_token=${encodeURIComponent(token)}`)
+    }
+    t.equal(direct.status, 503, `replica 0 answers 503 straight (${direct.body})`)
+    const statuses = new Map<number, number>()
+    for (let n = 0; n < 60; n++) {
+      const answer = n % 3 === 2
+        ? await cluster.request('/api/auth/login', { form: { username: 'failover-user', password: 'failover-password' } })
+        : await cluster.request(`/api/user/list?per_page=10&page=${1 + (n % 5)}&access_token=${encodeURIComponent(token)}`)
+      statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1)
+    }
+    t.same([...statuses.entries()], [[200, 60]], 'through nginx, 40 lists and 20 logins: every one answered 200')
+    const retried = balancerLog(cluster).filter((line) => /upstream_status=503, 200/.test(line))
+    t.ok(retried.length > 0, `nginx retried a 503 on the other replica (${retried.length} times)`)
+    t.equal((await cluster.request('/api/date/suninfo?timestamp=0&latitude=0&longitude=0')).status, 200, 'routes without a database are served as before')
+
+    replica0Database.restore()
+    let back = await cluster.requestReplica(0, '/health/ready')
+    while (back.status !== 200 && performance.now() < deadline + 30_000) {
+      await sleep(100)
+      back = await cluster.requestReplica(0, '/health/ready')
+    }
+    t.equal(back.status, 200, 'and it serves again once its database is back')
   })
 
   await t.test('with every replica stopped, the balancer answers 503 with the error body', async (t) => {
