@@ -54,7 +54,7 @@ t.test('every metric the rules read is one the service exports, under that name'
   await app.inject({ url: '/api/date/suninfo?timestamp=1700000000&latitude=0&longitude=0' })
   const exported = new Set([...(await app.metricsRegistry.metrics()).matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]/gm)].map((match) => match[1]))
   const recorded = new Set(rules.flatMap((rule) => rule.record ?? []))
-  const functionsAndOperators = new Set(['sum', 'rate', 'increase', 'histogram_quantile', 'and', 'or'])
+  const functionsAndOperators = new Set(['sum', 'rate', 'increase', 'histogram_quantile', 'and', 'or', 'on'])
   // What is left of an expression without its selectors, ranges and groupings: names.
   const read = new Set(rules.flatMap((rule) => [...rule.expr.replace(/\{[^}]*\}|\[[^\]]*\]|\bby\s*\([^)]*\)/g, ' ').matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)].map((match) => match[0])))
   for (const name of read) {
