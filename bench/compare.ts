@@ -21,7 +21,7 @@ const CHECKOUT = fileURLToPath(new URL('..', import.meta.url))
 const CONNECTIONS = [10, 32] as const
 /**
  * Many short rounds: a ratio is the median of its rounds' ratios, and the host's speed drifts between rounds. Over
- * nine rounds of 3 s refresh read 0.89 and 0.91 against 6d176da; over 21 of 2 s, 0.98 and 1.02 (the same code).
+ * 9 rounds of 4 s refresh read 0.89 and 0.91 against 6d176da; over 21 of 2 s, 0.98 and 1.02 (the same code).
  */
 const ROUNDS = { rounds: 21, seconds: 2 }
 /** As the seeded directory of the auth part: 1,001 users. */
@@ -75,7 +75,10 @@ export async function compare (table: Table, ref: string): Promise<void> {
         })),
         { route: `markdown, a plain ${(PLAIN_README.length / 1024).toFixed(1)} KiB document`, contenders: [contender('old', oldSqlite, plain), contender('new', newSqlite, plain)] }
       ]
-      const chosen = process.env.COMPARE_ROUTES?.split(',')
+      const chosen = process.env.COMPARE_ROUTES?.split(',').map((name) => name.trim())
+      const known = routes.map(({ route }) => route.split(/[ ,]/, 1)[0]!)
+      const unknown = chosen?.filter((name) => !known.includes(name)) ?? []
+      if (unknown.length > 0) throw new Error(`COMPARE_ROUTES: no route ${unknown.join(', ')} (${known.join(', ')})`)
       for (const connections of CONNECTIONS) {
         for (const { route, contenders, postgres: withPostgres } of routes) {
           if (chosen !== undefined && !chosen.includes(route.split(/[ ,]/, 1)[0]!)) continue

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -23,7 +23,10 @@ function guideComposePostgresCommands (): string[] {
 function runComposeLine (line: string, database: string, directory: string): void {
   const server = new URL(postgresUrl!)
   const standIn = join(directory, 'bin')
-  execFileSync('sh', ['-c', `mkdir -p "${standIn}" && ln -sf "${inRepository('test', 'support', 'docker-compose-postgres.mjs')}" "${standIn}/docker"`])
+  if (!existsSync(standIn)) {
+    mkdirSync(standIn)
+    symlinkSync(inRepository('test', 'support', 'docker-compose-postgres.mjs'), join(standIn, 'docker'))
+  }
   execFileSync('sh', ['-c', line], {
     cwd: directory,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -32,6 +35,7 @@ function runComposeLine (line: string, database: string, directory: string): voi
       PATH: `${standIn}:${process.env.PATH ?? ''}`,
       PGHOST: server.hostname,
       PGPORT: server.port === '' ? '5432' : server.port,
+      PGPASSWORD: decodeURIComponent(server.password),
       STAND_IN_COMPOSE_NAME: 'meridian',
       STAND_IN_PGUSER: decodeURIComponent(server.username),
       STAND_IN_DATABASE: database

@@ -149,15 +149,16 @@ t.test('deploy/nginx.conf balances exactly the replicas, and TRUST_PROXY names n
 })
 
 t.test('the instructions for another replica keep every parameter of the upstream server lines', async (t) => {
-  const upstream = /upstream\s+meridian\s*\{([^}]*)\}/.exec(nginxText)?.[1] ?? ''
-  const shippedParameters = [...upstream.matchAll(/^\s*server\s+[^\s;]+([^;]*);/gm)].map((match) => (match[1] as string).trim())
-  t.equal(new Set(shippedParameters).size, 1, 'every shipped replica has the same parameters')
   const comments = composeText.split('\n').filter((line) => line.trimStart().startsWith('#')).join('\n')
   const instructed = [...comments.matchAll(/server\s+(meridian-\d+:\d+)([^;`]*);/g)]
-  t.ok(instructed.length >= 1, 'deploy/compose.yaml gives the upstream line to add')
-  for (const [line, address, parameters] of instructed) {
-    t.equal((parameters as string).trim(), shippedParameters[0], `\`${line}\` keeps ${shippedParameters[0]}`)
-    t.notOk(replicas.some(([name]) => address === `${name}:3000`), `${address} is not already a replica`)
+  const upstreams = [...nginxText.matchAll(/upstream\s+(meridian\w*)\s*\{([^}]*)\}/g)]
+  t.equal(instructed.length, upstreams.length, 'deploy/compose.yaml gives a line to add to each upstream block')
+  for (const [index, [, name, body]] of upstreams.entries()) {
+    const shippedParameters = [...(body as string).matchAll(/^\s*server\s+[^\s;]+([^;]*);/gm)].map((match) => (match[1] as string).trim())
+    t.equal(new Set(shippedParameters).size, 1, `${name as string}: every shipped replica has the same parameters`)
+    const [line, address, parameters] = instructed[index] ?? []
+    t.equal((parameters ?? '').trim(), shippedParameters[0], `\`${line ?? ''}\` keeps ${name as string}'s ${shippedParameters[0] ?? ''}`)
+    t.notOk(replicas.some(([replica]) => address === `${replica}:3000`), `${address ?? ''} is not already a replica`)
   }
 })
 
@@ -232,5 +233,6 @@ t.test('the guide\'s commands name the services, user and database the file has'
   const named = [...guide.matchAll(/docker compose (?:up -d --no-deps|ps|stop|run --rm) ([\w -]+)/g)].flatMap(([, names]) => names!.trim().split(/\s+/))
   t.ok(named.length > 0)
   for (const name of named) t.ok(name in compose.services, `the guide's \`docker compose … ${name}\` is a service of the file`)
-  t.same(replicas.map(([name]) => name).filter((name) => !named.includes(name)), [], 'the checklist stops every replica')
+  const stopped = /docker compose stop ([\w -]+)/.exec(guide)?.[1]?.trim().split(/\s+/) ?? []
+  t.same(replicas.map(([name]) => name).filter((name) => !stopped.includes(name)), [], 'the checklist stops every replica before a restore')
 })

@@ -20,7 +20,7 @@ t.test('the outage log: the first failure at once, then a line per interval with
   t.same(lines, [], 'nothing while the store answers')
   outageLog.failed(new Error('connect ECONNREFUSED'))
   t.match(lines, [{ level: 'warn', msg: 'login throttle store unavailable', failuresSinceLastLine: 1, reason: /connect ECONNREFUSED$/ }])
-  t.notOk(JSON.stringify(lines[0]).includes('    at '), 'the failure in a line, no stack (#59)')
+  t.notOk('err' in (lines[0] ?? {}), 'the failure in a line, no error object whose stack pino would write (#59)')
   for (let i = 0; i < 5; i++) { now += 1000; outageLog.failed(new Error('Command timed out')) }
   t.equal(lines.length, 1, 'no line for failures inside the interval')
   now = 10_000
