@@ -2,7 +2,7 @@ import { connect } from 'node:net'
 import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { balancerLog, clusterTestSkip, postgresBaseUrl, startCluster, STOCK_NGINX_CONFIG, type Cluster } from './harness.js'
+import { balancerLog, clusterTestSkip, postgresBaseUrl, redisBaseUrl, startCluster, STOCK_NGINX_CONFIG, type Cluster } from './harness.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
 import { assertNoTokensInLogs } from './log-secrets.js'
 
@@ -110,7 +110,14 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
   const postgresServer = new URL(postgresBaseUrl)
   const replica0Database = await TcpProxy.start({ host: postgresServer.hostname, port: Number(postgresServer.port === '' ? 5432 : postgresServer.port) })
   t.teardown(async () => { await replica0Database.close() })
-  const cluster = await startCluster(t, { databaseVia: [{ host: '127.0.0.1', port: replica0Database.port }, undefined] })
+  // And every replica reaches Redis through one the test can cut: the login throttle's store away.
+  const redisServer = new URL(redisBaseUrl)
+  const redisProxy = await TcpProxy.start({ host: redisServer.hostname, port: Number(redisServer.port === '' ? 6379 : redisServer.port) })
+  t.teardown(async () => { await redisProxy.close() })
+  const cluster = await startCluster(t, {
+    databaseVia: [{ host: '127.0.0.1', port: replica0Database.port }, undefined],
+    redisVia: { host: '127.0.0.1', port: redisProxy.port }
+  })
   t.comment(`cluster ready in ${Math.round(performance.now() - started)} ms: nginx ${cluster.balancer.host}:${cluster.balancer.port}, ` +
     `replicas ${cluster.replicas.map((r) => `${r.endpoint.host}:${r.endpoint.port}`).join(', ')}, client ${cluster.clientAddress}`)
   const { replicas } = cluster
@@ -389,6 +396,22 @@ t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestS
       back = await cluster.requestReplica(0, '/health/ready')
     }
     t.equal(back.status, 200, 'and it serves again once its database is back')
+  })
+
+  await t.test('with Redis away, logins answer 503 and nginx still serves list and refresh from every replica (#59)', async (t) => {
+    const { access_token: token, refresh_token: refreshToken } = await cluster.login('failover-user', 'failover-password')
+    redisProxy.cut()
+    t.teardown(() => { redisProxy.restore() })
+    const statuses: Record<string, number[]> = { login: [], list: [], refresh: [] }
+    for (let n = 0; n < 30; n++) {
+      statuses.login!.push((await cluster.request('/api/auth/login', { form: { username: 'failover-user', password: 'failover-password' } })).status)
+      statuses.list!.push((await cluster.request(listPath(token))).status)
+      statuses.refresh!.push((await cluster.request('/api/auth/refresh', { form: { refresh_token: refreshToken } })).status)
+    }
+    t.same([...new Set(statuses.login)], [503], 'no login without the failed-login counter')
+    t.same([...new Set(statuses.list)], [200], 'every list answered: the logins\' 503s bench no replica')
+    t.same([...new Set(statuses.refresh)], [200], 'every refresh answered')
+    redisProxy.restore()
   })
 
   await t.test('with every replica stopped, the balancer answers 503 with the error body', async (t) => {
