@@ -100,4 +100,3 @@ export const Page = Int64({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, defaul
 /** The page size when a request names none: its one home, read by the list's links too. */
 export const DEFAULT_PER_PAGE = 20
 export const PerPage = Int32({ minimum: 1, maximum: 100, default: DEFAULT_PER_PAGE, description: 'Users per page' })
-export const AccessTokenParam = Type.String({ description: 'Access token from /api/auth/login', minLength: 1 })
