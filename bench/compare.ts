@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PLAIN_README } from '../test/support/markdown-corpus.js'
-import { type BenchRequest, type ChildServer, type Contender, JSON_HEADERS, log, medianRatesAndCpu, medianRoundRatio, pinServersAwayFromLoad, ratio, type Table } from './harness.js'
+import { type BenchRequest, benchRounds, type ChildServer, type Contender, JSON_HEADERS, log, medianRatesAndCpu, medianRoundRatio, pinServersAwayFromLoad, ratio, type Table } from './harness.js'
 import { FLOORS } from './floors.js'
 import { listRequest, logIn, postgresUrl, refreshRequest, sqliteUrl, staggeredOver, withServers } from './fixtures.js'
 import { startService } from './service.js'
@@ -23,7 +23,7 @@ const CONNECTIONS = [10, 32] as const
  * Many short rounds: a ratio is the median of its rounds' ratios, and the host's speed drifts between rounds. Over
  * 9 rounds of 4 s refresh read 0.89 and 0.91 against 6d176da; over 21 of 2 s, 0.98 and 1.02 (the same code).
  */
-const ROUNDS = { rounds: 21, seconds: 2 }
+const ROUNDS = benchRounds({ rounds: 21, seconds: 2 })
 /** As the seeded directory of the auth part: 1,001 users. */
 const USERS = 1000
 
@@ -75,13 +75,14 @@ export async function compare (table: Table, ref: string): Promise<void> {
         })),
         { route: `markdown, a plain ${(PLAIN_README.length / 1024).toFixed(1)} KiB document`, contenders: [contender('old', oldSqlite, plain), contender('new', newSqlite, plain)] }
       ]
-      const chosen = process.env.COMPARE_ROUTES?.split(',').map((name) => name.trim())
-      const known = routes.map(({ route }) => route.split(/[ ,]/, 1)[0]!)
-      const unknown = chosen?.filter((name) => !known.includes(name)) ?? []
+      // A route is chosen by its first word: sun, list, refresh, markdown.
+      const firstWord = (route: string): string => route.split(/[ ,]/, 1)[0]!
+      const known = routes.map(({ route }) => firstWord(route))
+      const chosen = process.env.COMPARE_ROUTES?.split(',').map((name) => name.trim()) ?? known
+      const unknown = chosen.filter((name) => !known.includes(name))
       if (unknown.length > 0) throw new Error(`COMPARE_ROUTES: no route ${unknown.join(', ')} (${known.join(', ')})`)
       for (const connections of CONNECTIONS) {
-        for (const { route, contenders, postgres: withPostgres } of routes) {
-          if (chosen !== undefined && !chosen.includes(route.split(/[ ,]/, 1)[0]!)) continue
+        for (const { route, contenders, postgres: withPostgres } of routes.filter(({ route }) => chosen.includes(firstWord(route)))) {
           log(`compare: ${route}, ${connections} connections, the working tree (new) and ${release} (old), quiet${withPostgres === true ? ', on SQLite and on PostgreSQL' : ''}`)
           const { rounds, cpuMicrosPerAnswer: cpu } = await medianRatesAndCpu(contenders.map((each) => ({ ...each, connections })), undefined, ROUNDS)
           const of = (figures: Record<string, number>, name: string): number => figures[name] ?? NaN

@@ -76,16 +76,17 @@ export async function startServerWithNodeArgs (nodeArgs: string[], kind: string,
   return { url: `http://127.0.0.1:${port}`, child, stop }
 }
 
-/**
- * Alternating rounds per comparison (BENCH_ROUNDS) of BENCH_SECONDS each. Nine, because on a
- * shared 2-core host a round's rate can move by a quarter: over five rounds the Markdown ratio
- * read 0.87 in one run and 1.05 over eleven in the next, with nothing changed between them.
- */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9)
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
-
-/** How many alternating rounds, of how many seconds; BENCH_ROUNDS and BENCH_SECONDS when set. */
 export interface Rounds { rounds: number, seconds: number }
+
+/**
+ * Alternating rounds per comparison (BENCH_ROUNDS) of BENCH_SECONDS each when set, else `defaults`. Nine by default,
+ * because on a shared 2-core host a round's rate can move by a quarter: over five rounds the Markdown ratio read 0.87
+ * in one run and 1.05 over eleven in the next, with nothing changed between them.
+ */
+export const benchRounds = (defaults: Rounds = { rounds: 9, seconds: 4 }): Rounds => ({
+  rounds: Number(process.env.BENCH_ROUNDS ?? defaults.rounds),
+  seconds: Number(process.env.BENCH_SECONDS ?? defaults.seconds)
+})
 
 export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN
 
@@ -100,11 +101,11 @@ export interface Contender {
 }
 
 /**
- * Each contender's median rate over ROUNDS rounds, the order reversed every round so that a host
+ * Each contender's median rate over BENCH_ROUNDS rounds, the order reversed every round so that a host
  * that speeds up or slows down favours none; one round the host spoiled does not move a median.
  */
 export async function medianRates (contenders: Contender[]): Promise<Record<string, number>> {
-  return (await alternatingRounds(contenders, { rounds: ROUNDS, seconds: SECONDS })).rates
+  return (await alternatingRounds(contenders, benchRounds())).rates
 }
 
 /**
@@ -112,11 +113,8 @@ export async function medianRates (contenders: Contender[]): Promise<Record<stri
  * per answer, in µs: what a request costs the server whatever the load generator beside it takes from the host, which
  * moves rates far more.
  */
-export async function medianRatesAndCpu (contenders: Contender[], pid?: number, rounds?: Partial<Rounds>): Promise<RoundFigures> {
-  return await alternatingRounds(contenders.map((contender) => ({ ...contender, pid: pid ?? contender.pid })), {
-    rounds: process.env.BENCH_ROUNDS === undefined ? rounds?.rounds ?? ROUNDS : ROUNDS,
-    seconds: process.env.BENCH_SECONDS === undefined ? rounds?.seconds ?? SECONDS : SECONDS
-  })
+export async function medianRatesAndCpu (contenders: Contender[], pid?: number, rounds = benchRounds()): Promise<RoundFigures> {
+  return await alternatingRounds(contenders.map((contender) => ({ ...contender, pid: pid ?? contender.pid })), rounds)
 }
 
 /** Each contender's medians, and its figure of every round in order, for ratios taken round by round. */
@@ -133,16 +131,16 @@ export interface RoundFigures {
  */
 export const medianRoundRatio = (a: readonly number[], b: readonly number[]): number => median(a.map((value, round) => value / (b[round] ?? NaN)))
 
-async function alternatingRounds (contenders: Contender[], { rounds: ROUNDS, seconds: SECONDS }: Rounds): Promise<RoundFigures> {
+async function alternatingRounds (contenders: Contender[], { rounds: roundCount, seconds }: Rounds): Promise<RoundFigures> {
   const run = async (contender: Contender, duration: number): Promise<AutocannonResult> => await load({ ...contender, duration })
   for (const contender of contenders) await run(contender, 2)
   const rates: Record<string, number[]> = Object.fromEntries(contenders.map(({ name }) => [name, []]))
   const cpu: Record<string, number[]> = Object.fromEntries(contenders.map(({ name }) => [name, []]))
-  for (let round = 1; round <= ROUNDS; round++) {
+  for (let round = 1; round <= roundCount; round++) {
     for (const contender of round % 2 === 1 ? contenders : [...contenders].reverse()) {
       const { pid } = contender
       const cpuBefore = pid === undefined ? 0 : processCpuSeconds(pid)
-      const result = await run(contender, SECONDS)
+      const result = await run(contender, seconds)
       const cpuMicros = pid === undefined ? undefined : 1e6 * (processCpuSeconds(pid) - cpuBefore) / result.requests.total
       rates[contender.name]?.push(result.requests.average)
       if (cpuMicros !== undefined) cpu[contender.name]?.push(cpuMicros)

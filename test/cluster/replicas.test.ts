@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { balancerLog, clusterTestSkip, postgresBaseUrl, redisBaseUrl, startCluster, STOCK_NGINX_CONFIG, type Cluster } from './harness.js'
-import { TcpProxy } from '../support/tcp-proxy.js'
+import { proxyInFrontOf } from '../support/tcp-proxy.js'
 import { assertNoTokensInLogs } from './log-secrets.js'
 
 /** The contract's bound for a revocation to hold on every replica. */
@@ -106,18 +106,11 @@ async function throttlesPerClientAddress (t: Test, cluster: Cluster): Promise<vo
 
 t.test('two replicas behind nginx on PostgreSQL and Redis', { skip: clusterTestSkip }, async (t) => {
   const started = performance.now()
-  // Replica 0 reaches PostgreSQL through a proxy the test can cut: a replica that loses its database (#59).
-  const postgresServer = new URL(postgresBaseUrl)
-  const replica0Database = await TcpProxy.start({ host: postgresServer.hostname, port: Number(postgresServer.port === '' ? 5432 : postgresServer.port) })
-  t.teardown(async () => { await replica0Database.close() })
-  // And every replica reaches Redis through one the test can cut: the login throttle's store away.
-  const redisServer = new URL(redisBaseUrl)
-  const redisProxy = await TcpProxy.start({ host: redisServer.hostname, port: Number(redisServer.port === '' ? 6379 : redisServer.port) })
-  t.teardown(async () => { await redisProxy.close() })
-  const cluster = await startCluster(t, {
-    databaseVia: [{ host: '127.0.0.1', port: replica0Database.port }, undefined],
-    redisVia: { host: '127.0.0.1', port: redisProxy.port }
-  })
+  // Replica 0 reaches PostgreSQL through a proxy the test can cut: a replica that loses its database (#59). Every
+  // replica reaches Redis through another: the login throttle's store away.
+  const replica0Database = await proxyInFrontOf(t, postgresBaseUrl)
+  const redisProxy = await proxyInFrontOf(t, redisBaseUrl)
+  const cluster = await startCluster(t, { databaseVia: [replica0Database.endpoint, undefined], redisVia: redisProxy.endpoint })
   t.comment(`cluster ready in ${Math.round(performance.now() - started)} ms: nginx ${cluster.balancer.host}:${cluster.balancer.port}, ` +
     `replicas ${cluster.replicas.map((r) => `${r.endpoint.host}:${r.endpoint.port}`).join(', ')}, client ${cluster.clientAddress}`)
   const { replicas } = cluster

@@ -38,6 +38,9 @@ export class TcpProxy {
 
   get port (): number { return (this.server.address() as { port: number }).port }
 
+  /** Where to connect to reach the target through it. */
+  get endpoint (): { host: string, port: number } { return { host: '127.0.0.1', port: this.port } }
+
   private accept (client: Socket): void {
     if (this.state === 'cut') {
       client.resetAndDestroy()
@@ -101,12 +104,19 @@ export class TcpProxy {
   }
 }
 
+/** A TCP proxy in front of the server of a `redis:` or `postgres:` URL, closed when the test ends. */
+export async function proxyInFrontOf (t: Test, serverUrl: string): Promise<TcpProxy> {
+  const target = new URL(serverUrl)
+  const defaultPort = target.protocol.startsWith('redis') ? 6379 : 5432
+  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port === '' ? defaultPort : target.port) })
+  t.teardown(async () => { await proxy.close() })
+  return proxy
+}
+
 /** A TCP proxy in front of `redisUrl`, closed when the test ends, and the URL through it. */
 export async function redisBehindProxy (t: Test, redisUrl: string): Promise<{ proxy: TcpProxy, url: string }> {
-  const target = new URL(redisUrl)
-  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port === '' ? 6379 : target.port) })
-  t.teardown(async () => { await proxy.close() })
-  const url = new URL(target)
+  const proxy = await proxyInFrontOf(t, redisUrl)
+  const url = new URL(redisUrl)
   url.hostname = '127.0.0.1'
   url.port = String(proxy.port)
   return { proxy, url: url.toString() }
