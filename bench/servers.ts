@@ -151,9 +151,9 @@ async function bareMarkdownHtml (): Promise<number> {
   const { fromParse5 } = await import('hast-util-from-parse5')
   const { sanitize } = await import('hast-util-sanitize')
   const { toHtml } = await import('hast-util-to-html')
-  const { RAW_HTML_SCHEMA } = await import('../lib/markdown/github-html.js')
+  const { SCHEMA } = await import('../lib/markdown/github-html.js')
   const md = new MarkdownIt('commonmark', { html: true, linkify: false, typographer: false }).enable(['table', 'strikethrough'])
-  const sanitized = (html: string): string => toHtml(sanitize(fromParse5(parseFragment(html)) as Parameters<typeof sanitize>[0], RAW_HTML_SCHEMA))
+  const sanitized = (html: string): string => toHtml(sanitize(fromParse5(parseFragment(html)) as Parameters<typeof sanitize>[0], SCHEMA))
   return await bare((_request, body) => ({ data: sanitized(md.render((JSON.parse(body) as { markdown: string }).markdown)) }))
 }
 

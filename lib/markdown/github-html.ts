@@ -1,77 +1,135 @@
-import type { Element, ElementContent, Properties, Root, RootContent } from 'hast'
+import type { Element, ElementContent, Root, RootContent } from 'hast'
 import { fromParse5 } from 'hast-util-from-parse5'
 import { defaultSchema, sanitize, type Schema } from 'hast-util-sanitize'
 import { toHtml } from 'hast-util-to-html'
 import { parseFragment, type DefaultTreeAdapterMap } from 'parse5'
-import { OWN_FRAGMENT_TAG, OWN_MARK_ATTRIBUTE } from './raw-html.js'
 
 /**
- * Raw HTML as github.com shows it: the whole render parsed as browsers do (parse5), sanitized with GitHub's
- * allowlist (docs/decisions.md, "Raw HTML"). The service's own markup, carrying this render's mark (raw-html.ts),
- * is set aside and put back through a schema of exactly what the service writes: raw HTML can neither forge it
- * nor, by leaving a tag open before it, add attributes to it.
+ * The one sanitizer of rendered Markdown (docs/decisions.md, "Raw HTML"): HTML parsed as browsers parse it (parse5),
+ * then one pass of hast-util-sanitize with SCHEMA. Raw HTML gets GitHub's allowlist, and its URLs GitHub's scheme
+ * rule; the service's own markup (each element carrying this render's mark, raw-html.ts) gets exactly the attributes
+ * the service writes, MathML and highlight.js's spans included. Raw HTML can neither forge the mark nor, by leaving
+ * a tag open before an own element, add attributes to it.
  */
 
 type Parse5Node = DefaultTreeAdapterMap['node']
 type Parse5Parent = DefaultTreeAdapterMap['parentNode']
+type PropertyDefinition = NonNullable<Schema['attributes']>[string][number]
 
 /** Deeper elements become siblings: tree utilities recurse, writing costs grow with depth (docs/performance.md). */
 export const MAX_HTML_DEPTH = 32
 
-/** render.ts's policy: false for a URL that must not be emitted. */
-export type UrlPolicy = (url: string) => boolean
-
+/** The attribute raw-html.ts marks the service's own elements with, and its property name in hast. */
+export const OWN_MARK_ATTRIBUTE = 'data-meridian-own'
 const MARK_PROPERTY = 'dataMeridianOwn'
 
+/**
+ * An own element's name during the sanitize pass. The parser lowercases every name it reads (SVG's camel-cased
+ * ones aside), so no input can name an element so.
+ */
+const OWN_PREFIX = 'OWN-'
+const ownName = (tagName: string): string => OWN_PREFIX + tagName
+
+/** The schemes a raw HTML URL may have (GitHub's rule: isAllowedRawUrl). */
+const RAW_URL_SCHEMES = new Set(['http', 'https', 'mailto'])
+/** Images only: what a browser shows as an image and never runs. */
+const DATA_IMAGE = /^data:image\/(?:gif|png|jpeg|webp)[;,]/i
+const IMAGE_ELEMENTS = new Set(['img', 'source'])
 const URL_PROPERTIES = ['href', 'src', 'cite', 'longDesc'] as const
 
-const withoutClassesAndData = (definitions: Schema['attributes']): NonNullable<Schema['attributes']> => Object.fromEntries(
-  Object.entries(definitions ?? {}).map(([tagName, properties]) => [tagName, properties.filter((property) => {
-    const name = typeof property === 'string' ? property : property[0]
-    return name !== 'className' && !name.startsWith('data')
-  })]))
+const CLOBBER_PREFIX = 'user-content-'
+const CLOBBERED = ['id', 'name', 'ariaDescribedBy', 'ariaLabelledBy'] as const
+
+/** GitHub's allowlist (hast-util-sanitize's default) less what it allows for GitHub's own markup: `class`, `data-*`, `<input>`. */
+const RAW_TAG_NAMES = defaultSchema.tagNames!.filter((tagName) => tagName !== 'input')
+const isOwnOnly = (property: PropertyDefinition): boolean => {
+  const name = typeof property === 'string' ? property : property[0]
+  return name === 'className' || name.startsWith('data')
+}
+/** Every raw element's attributes, GitHub's global ones included (no `*`: it would reach the own elements too). */
+const RAW_ATTRIBUTES = Object.fromEntries(RAW_TAG_NAMES.map((tagName) => [tagName,
+  [...(defaultSchema.attributes![tagName] ?? []), ...defaultSchema.attributes!['*']!].filter((property) => !isOwnOnly(property))]))
+
+const OWN_ID = /^user-content-/
+const ALERT_KINDS = ['note', 'tip', 'important', 'warning', 'caution']
+const TEXT_ALIGN = /^text-align:(?:left|right|center)$/
+
+/** MathML Core's elements as KaTeX writes them (with `menclose`, MathML 3's, for `\boxed` and `\cancel`). */
+const MATHML_ELEMENTS = [
+  'math', 'semantics', 'annotation', 'mrow', 'mi', 'mn', 'mo', 'ms', 'mtext', 'mspace', 'msup', 'msub', 'msubsup',
+  'mfrac', 'msqrt', 'mroot', 'mover', 'munder', 'munderover', 'mtable', 'mtr', 'mtd', 'mstyle', 'mpadded', 'mphantom',
+  'menclose', 'merror', 'mmultiscripts', 'mprescripts', 'none'
+]
+/** A presentation value: lengths, numbers, names, colours; never a URL or a script. */
+const PLAIN_VALUE = /^[\w\s.#%+,()-]*$/
+const MATHML_ATTRIBUTES: PropertyDefinition[] = [
+  ...['width', 'height', 'depth', 'voffset', 'lspace', 'rspace', 'minsize', 'maxsize', 'mathsize', 'linethickness',
+    'columnspacing', 'rowspacing', 'columnlines', 'rowlines', 'columnalign', 'rowalign', 'scriptlevel', 'displaystyle',
+    'mathvariant', 'mathcolor', 'mathbackground', 'notation', 'fence', 'stretchy', 'separator', 'largeop', 'accent',
+    'accentunder', 'linebreak', 'movablelimits', 'symmetric', 'form'].map((name): PropertyDefinition => [name, PLAIN_VALUE]),
+  ['display', 'block', 'inline'],
+  ['encoding', 'application/x-tex'],
+  ['xmlns', 'http://www.w3.org/1998/Math/MathML']
+]
+
+/** What a fragment the service writes whole holds (MathML, highlight.js's spans): raw-html.ts's ownFragment. */
+export const FRAGMENT_ELEMENTS: ReadonlySet<string> = new Set([...MATHML_ELEMENTS, 'span'])
+
+/** Exactly the attributes the service writes on its own elements, values included. */
+const OWN_ATTRIBUTES: Record<string, PropertyDefinition[]> = {
+  ...Object.fromEntries(['h1', 'h3', 'h4', 'h5', 'h6'].map((heading) => [heading, [['id', OWN_ID]]])),
+  h2: [['id', OWN_ID], ['className', 'sr-only']],
+  th: [['style', TEXT_ALIGN]],
+  td: [['style', TEXT_ALIGN]],
+  div: [['className', 'markdown-alert', ...ALERT_KINDS.map((kind) => `markdown-alert-${kind}`)]],
+  p: [['className', 'markdown-alert-title']],
+  code: [['className', /^language-/]],
+  // highlight.js's classes: `hljs-title function_` for its scope `title.function`, `language-xml` for an embedded one.
+  span: [['className', /^(?:hljs-[\w-]+|[a-z]+_+|language-[\w-]+)$/]],
+  section: ['dataFootnotes', ['className', 'footnotes']],
+  li: [['id', OWN_ID]],
+  // Markdown's links and images (render.ts's isSafeUrl passed their URLs) and the footnotes' links.
+  a: ['href', 'title', ['id', OWN_ID], 'dataFootnoteRef', 'dataFootnoteBackref', ['ariaDescribedBy', OWN_ID],
+    ['ariaLabel', /^Back to reference [\d-]+$/], ['className', 'data-footnote-backref']],
+  img: ['src', 'alt', 'title'],
+  input: [['type', 'checkbox'], 'checked', 'disabled'],
+  ...Object.fromEntries(MATHML_ELEMENTS.map((element) => [element, MATHML_ATTRIBUTES]))
+}
 
 /**
- * GitHub's allowlist (hast-util-sanitize's default) less what it allows for GitHub's own markup: `class`, `data-*`,
- * `<input>`. URLs go through `UrlPolicy` instead of its schemes, so raw HTML and Markdown links follow one rule.
+ * Raw HTML's part (GitHub's allowlist) and the service's (own names) of one schema. URLs and ids are raw HTML's
+ * alone to check, after the pass (`finish`): its URLs by GitHub's rule, its ids prefixed as GitHub prefixes them.
  */
-export const RAW_HTML_SCHEMA: Schema = {
+export const SCHEMA: Schema = {
   ...defaultSchema,
-  tagNames: defaultSchema.tagNames!.filter((tagName) => tagName !== 'input'),
+  tagNames: [...RAW_TAG_NAMES, ...Object.keys(OWN_ATTRIBUTES).map(ownName)],
   attributes: {
-    ...withoutClassesAndData(defaultSchema.attributes),
-    '*': [...defaultSchema.attributes!['*']!, MARK_PROPERTY]
+    ...RAW_ATTRIBUTES,
+    ...Object.fromEntries(Object.entries(OWN_ATTRIBUTES).map(([tagName, attributes]) => [ownName(tagName), attributes]))
   },
-  required: {},
+  required: { [ownName('input')]: { type: 'checkbox', disabled: true } },
+  clobber: [],
   protocols: {},
   strip: ['script', 'style']
 }
 
-const OWN_ID = /^user-content-/
-const ALERT_KINDS = ['note', 'tip', 'important', 'warning', 'caution']
+/** The elements raw HTML may write, for the Markdown route's description. */
+export const RAW_HTML_ELEMENTS: readonly string[] = RAW_TAG_NAMES
 
-/** Exactly the markup the service writes and raw HTML may not; checked again, values included, when put back. */
-const OWN_MARKUP_SCHEMA: Schema = {
-  tagNames: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'th', 'td', 'div', 'p', 'code', 'section', 'li', 'a', 'input'],
-  attributes: {
-    ...Object.fromEntries(['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((heading) => [heading, [['id', OWN_ID]]])),
-    h2: [['id', OWN_ID], ['className', 'sr-only']],
-    th: [['style', /^text-align:(?:left|right|center)$/]],
-    td: [['style', /^text-align:(?:left|right|center)$/]],
-    div: [['className', 'markdown-alert', ...ALERT_KINDS.map((kind) => `markdown-alert-${kind}`)]],
-    p: [['className', 'markdown-alert-title']],
-    code: [['className', /^language-/]],
-    section: ['dataFootnotes', ['className', 'footnotes']],
-    li: [['id', OWN_ID]],
-    a: [['href', /^#user-content-/], ['id', OWN_ID], 'dataFootnoteRef', 'dataFootnoteBackref',
-      ['ariaDescribedBy', OWN_ID], ['ariaLabel', /^Back to reference [\d-]+$/], ['className', 'data-footnote-backref']],
-    input: [['type', 'checkbox'], 'checked', 'disabled']
-  },
-  required: { input: { type: 'checkbox', disabled: true } },
-  clobber: [],
-  protocols: {},
-  ancestors: {},
-  strip: []
+/**
+ * GitHub's rule for a URL in raw HTML: anything before a `:` that comes before any `/`, `?` or `#` is its scheme, and
+ * only RAW_URL_SCHEMES (and, for images, `data:image/…`) are kept. So `\u2028javascript:`, a control character or
+ * U+FFFD in a scheme is no scheme at all, and the URL is dropped. Edge ASCII whitespace is the attribute's, not the URL's.
+ */
+export function isAllowedRawUrl (url: string, image: boolean): boolean {
+  const value = url.replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, '')
+  const colon = value.indexOf(':')
+  if (colon === -1) return true
+  for (const delimiter of ['/', '?', '#']) {
+    const at = value.indexOf(delimiter)
+    if (at !== -1 && at < colon) return true
+  }
+  return RAW_URL_SCHEMES.has(value.slice(0, colon).toLowerCase()) || (image && DATA_IMAGE.test(value))
 }
 
 /**
@@ -79,7 +137,7 @@ const OWN_MARKUP_SCHEMA: Schema = {
  * first attribute with this render's value. The service writes its mark first; a raw element that swallows one of
  * its start tags (`<div` left open) has its own attributes first, so it never passes for the service's own.
  */
-function prepare (fragment: Parse5Parent, mark: string): void {
+function prepare (fragment: Parse5Parent, mark: string | undefined): void {
   const stack: Array<{ node: Parse5Parent, depth: number }> = [{ node: fragment, depth: 0 }]
   while (stack.length > 0) {
     const { node, depth } = stack.pop()!
@@ -92,7 +150,7 @@ function prepare (fragment: Parse5Parent, mark: string): void {
   }
 }
 
-function prepareElement (node: Parse5Parent, mark: string): void {
+function prepareElement (node: Parse5Parent, mark: string | undefined): void {
   if (node.nodeName === 'template') (node as DefaultTreeAdapterMap['template']).content.childNodes = []
   if (!('attrs' in node)) return
   const { attrs } = node
@@ -127,59 +185,32 @@ function * elementsOf (root: Root): Generator<Element> {
   }
 }
 
-/** Each mark that `prepare` kept becomes an index into the returned list. */
-function setAsideOwnMarkup (tree: Root): Array<{ tagName: string, properties: Properties }> {
-  const own: Array<{ tagName: string, properties: Properties }> = []
+/** Each element `prepare` left marked (or, in a fragment, each of FRAGMENT_ELEMENTS) takes its own name. */
+function nameOwnElements (tree: Root, fragment: boolean): void {
   for (const element of elementsOf(tree)) {
-    if (element.properties[MARK_PROPERTY] === undefined) continue
+    if (fragment ? !FRAGMENT_ELEMENTS.has(element.tagName) : element.properties[MARK_PROPERTY] === undefined) continue
     delete element.properties[MARK_PROPERTY]
-    own.push({ tagName: element.tagName, properties: element.properties })
-    element.tagName = 'span'
-    element.properties = { [MARK_PROPERTY]: String(own.length - 1) }
+    element.tagName = ownName(element.tagName)
   }
-  return own
-}
-
-function putFragmentBack (place: Element, properties: Properties, fragments: readonly string[]): void {
-  const index = String(properties.dataIndex)
-  const fragment = /^\d+$/.test(index) ? fragments[Number(index)] : undefined
-  // A `raw` node, written unsanitized (allowDangerousHtml below): the fragment is the service's own markup.
-  const node = place as unknown as Record<string, unknown>
-  for (const key of ['tagName', 'properties', 'children']) delete node[key]
-  Object.assign(node, { type: 'raw', value: fragment ?? '' })
-}
-
-/** Through OWN_MARKUP_SCHEMA: one sanitize of them all, each childless, in order; own fragments as written. */
-function putBack (places: Element[], own: Array<{ tagName: string, properties: Properties }>, fragments: readonly string[]): void {
-  const ownTags = new Set(OWN_MARKUP_SCHEMA.tagNames)
-  const ownOf = (place: Element): { tagName: string, properties: Properties } => own[Number(place.properties[MARK_PROPERTY])]!
-  const fragmentPlaces = places.filter((place) => ownOf(place).tagName === OWN_FRAGMENT_TAG)
-  const kept = places.filter((place) => ownTags.has(ownOf(place).tagName))
-  for (const place of places) place.properties = { [MARK_PROPERTY]: place.properties[MARK_PROPERTY]! }
-  const copies: Root = {
-    type: 'root',
-    children: kept.map((place) => ({ type: 'element', tagName: ownOf(place).tagName, properties: ownOf(place).properties, children: [] }))
-  }
-  const checked = (sanitize(copies, OWN_MARKUP_SCHEMA) as Root).children as Element[]
-  kept.forEach((place, index) => {
-    place.tagName = checked[index]!.tagName
-    place.properties = checked[index]!.properties
-  })
-  for (const place of fragmentPlaces) putFragmentBack(place, ownOf(place).properties, fragments)
-  for (const place of places) if (place.properties !== undefined) delete place.properties[MARK_PROPERTY]
 }
 
 /** Every piece between whitespace and commas must pass (`2x` does), so no reading of the list finds a refused URL. */
-const isSafeSrcset = (srcset: string, isSafeUrl: UrlPolicy): boolean =>
-  srcset.split(/[\t\n\f\r ,]+/).every((piece) => piece === '' || isSafeUrl(piece))
+const isAllowedSrcset = (srcset: string, image: boolean): boolean =>
+  srcset.split(/[\t\n\f\r ,]+/).every((piece) => piece === '' || isAllowedRawUrl(piece, image))
 
-function applyUrlPolicy (element: Element, isSafeUrl: UrlPolicy): void {
+function checkRawElement (element: Element): void {
   const { properties } = element
+  const image = IMAGE_ELEMENTS.has(element.tagName)
   for (const name of URL_PROPERTIES) {
     const value = properties[name]
-    if (value !== undefined && !isSafeUrl(String(value))) delete properties[name]
+    if (value !== undefined && !isAllowedRawUrl(String(value), image)) delete properties[name]
   }
-  if (properties.srcSet !== undefined && !isSafeSrcset(String(properties.srcSet), isSafeUrl)) delete properties.srcSet
+  if (properties.srcSet !== undefined && !isAllowedSrcset(String(properties.srcSet), image)) delete properties.srcSet
+  for (const name of CLOBBERED) {
+    const value = properties[name]
+    if (value === undefined || value === null) continue
+    element.properties[name as string] = Array.isArray(value) ? value.map((item) => CLOBBER_PREFIX + String(item)) : CLOBBER_PREFIX + String(value)
+  }
 }
 
 /** `#install` points at raw `<a name="install">`, now `user-content-install`, as for headings (anchors.ts). */
@@ -192,33 +223,39 @@ function linkToRawAnchors (fragmentLinks: Element[], rawIds: Set<string>): void 
     } catch {
       continue
     }
-    const id = [decoded, decoded.toLowerCase()].map((name) => 'user-content-' + name).find((name) => rawIds.has(name))
+    const id = [decoded, decoded.toLowerCase()].map((name) => CLOBBER_PREFIX + name).find((name) => rawIds.has(name))
     if (id !== undefined) link.properties.href = '#' + encodeURIComponent(id)
   }
 }
 
-/** `html` from render.ts, its own markup marked `mark`, as github.com shows it. */
-export function githubHtml (html: string, mark: string, isSafeUrl: UrlPolicy, fragments: readonly string[] = []): string {
-  const fragment = parseFragment(html)
-  prepare(fragment, mark)
-  const tree = fromParse5(fragment) as Root
-  const own = setAsideOwnMarkup(tree)
-  const clean = sanitize(tree, RAW_HTML_SCHEMA) as Root
+/** Own elements take their names back; raw ones have their URLs and ids checked, and links to raw anchors follow them. */
+function finish (tree: Root): void {
   const rawIds = new Set<string>()
   const fragmentLinks: Element[] = []
-  const ownPlaces: Element[] = []
-  for (const element of elementsOf(clean)) {
-    if (element.properties[MARK_PROPERTY] !== undefined) {
-      ownPlaces.push(element)
-      continue
+  for (const element of elementsOf(tree)) {
+    if (element.tagName.startsWith(OWN_PREFIX)) {
+      element.tagName = element.tagName.slice(OWN_PREFIX.length)
+    } else {
+      checkRawElement(element)
+      for (const name of [element.properties.id, element.properties.name]) if (typeof name === 'string') rawIds.add(name)
     }
-    applyUrlPolicy(element, isSafeUrl)
-    for (const name of [element.properties.id, element.properties.name]) if (typeof name === 'string') rawIds.add(name)
     const href = element.properties.href
-    if (element.tagName === 'a' && typeof href === 'string' && href.startsWith('#') && !href.startsWith('#user-content-')) fragmentLinks.push(element)
+    if (element.tagName === 'a' && typeof href === 'string' && href.startsWith('#') && !href.startsWith('#' + CLOBBER_PREFIX)) fragmentLinks.push(element)
   }
-  putBack(ownPlaces, own, fragments)
   if (rawIds.size > 0) linkToRawAnchors(fragmentLinks, rawIds)
-  // Safe: the only raw nodes are the own fragments put back; the parser never makes one.
-  return toHtml(clean, { closeSelfClosing: true, characterReferences: { useNamedReferences: true }, allowDangerousHtml: true })
+}
+
+/**
+ * `html` through the one schema. Its own elements are those marked `mark` (render.ts's output with raw HTML), or in
+ * a `'fragment'` (a highlighted block or a formula of a render without raw HTML) its FRAGMENT_ELEMENTS. Any other
+ * element is held to raw HTML's allowlist.
+ */
+export function sanitizeHtml (html: string, own: { mark: string } | 'fragment'): string {
+  const fragment = parseFragment(html)
+  prepare(fragment, own === 'fragment' ? undefined : own.mark)
+  const tree = fromParse5(fragment) as Root
+  nameOwnElements(tree, own === 'fragment')
+  const clean = sanitize(tree, SCHEMA) as Root
+  finish(clean)
+  return toHtml(clean, { closeSelfClosing: true, characterReferences: { useNamedReferences: true } })
 }

@@ -1,7 +1,6 @@
 import katex from 'katex'
 import type MarkdownIt from 'markdown-it'
 import type { StateBlock, StateInline, Token } from 'markdown-it'
-import { safeMathml } from './mathml.js'
 import { ownFragment } from './raw-html.js'
 
 /**
@@ -9,7 +8,7 @@ import { ownFragment } from './raw-html.js'
  * `` $`…`$ `` inline, `$$…$$` displayed (inline or on lines of its own), and ```` ```math ````
  * fences (lib/markdown/render.ts renders those). KaTeX parses the TeX (`trust: false`: no `\href`,
  * `\url`, `\htmlClass`, `\includegraphics`…; macros local to their formula and their expansion
- * bounded), and mathml.ts keeps only MathML's own elements and attributes of what it writes.
+ * bounded), and the sanitizer keeps only MathML's own elements and attributes of what it writes (github-html.ts).
  *
  * Dollars stay text where they are prose: an opening `$` is not followed by a space, a closing
  * one not preceded by a space nor followed by a digit (`costs $5 and $10`), and `\$` is a dollar.
@@ -57,9 +56,11 @@ export function mathml (tex: string, displayMode: boolean, env: object): string 
   if ((spent.mathMs ?? 0) >= MATH_BUDGET_MS) return undefined
   const started = performance.now()
   try {
-    return safeMathml(katex.renderToString(tex, {
+    const html = katex.renderToString(tex, {
       output: 'mathml', displayMode, throwOnError: true, trust: false, strict: 'ignore', maxExpand: 1000, maxSize: 20, globalGroup: false
-    }))
+    })
+    // Without KaTeX's `<span class="katex">` wrappers: the sanitizer (raw-html.ts's ownFragment) sees to the rest.
+    return html.slice(html.indexOf('<math'), html.lastIndexOf('</math>') + '</math>'.length)
   } catch {
     return undefined
   } finally {

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import type MarkdownIt from 'markdown-it'
 import type { StateCore, Token } from 'markdown-it'
+import { FRAGMENT_ELEMENTS, OWN_MARK_ATTRIBUTE, sanitizeHtml } from './github-html.js'
 
 /**
  * Raw HTML as GitHub renders it, markdown-it side: the GFM tagfilter, and a mark on the service's own markup, the
  * only markup the sanitizer (github-html.ts) trusts. Its value is random per render, so raw HTML cannot forge it;
- * a render without raw HTML is not sanitized and carries no mark.
+ * a render without raw HTML carries no mark, and only its highlighted blocks and formulas are sanitized.
  */
 
 /** GFM 0.29's tagfilter ("Disallowed Raw HTML"): their `<` becomes `&lt;`. */
@@ -16,36 +17,29 @@ const STARTS_WITH_DISALLOWED_TAG = new RegExp(`^${DISALLOWED_TAG.source}`, 'i')
 /** A tag the tagfilter shows as text counts as text (in a heading's slug). */
 export const isShownAsText = (tag: string): boolean => STARTS_WITH_DISALLOWED_TAG.test(tag)
 
-export const OWN_MARK_ATTRIBUTE = 'data-meridian-own'
+interface OwnMarkEnv { ownMark?: string }
 
-interface OwnMarkEnv { ownMark?: string, ownFragments?: string[] }
-
-/** Stands for an own fragment in a sanitized render; github-html.ts puts the fragment back. */
-export const OWN_FRAGMENT_TAG = 'meridian-fragment'
-
-/** Set only for a document with raw HTML, whose render is then sanitized. */
+/** Set only for a document with raw HTML, whose whole render is then sanitized. */
 export const ownMarkOf = (env: object): string | undefined => (env as OwnMarkEnv).ownMark
 
-/** For renderers that write a tag as a string; `''` when the render is not sanitized. */
+/** For renderers that write a tag as a string; `''` when the render is not sanitized whole. */
 export function ownMarkAttribute (env: object): string {
   const mark = ownMarkOf(env)
   return mark === undefined ? '' : ` ${OWN_MARK_ATTRIBUTE}="${mark}"`
 }
 
-/** Indexed by the placeholder's `data-index`. */
-export const ownFragmentsOf = (env: object): readonly string[] => (env as OwnMarkEnv).ownFragments ?? []
-
 /**
- * Markup written whole (highlighted code, MathML). In a sanitized render a marked placeholder stands for it, so the
- * sanitizer never strips its classes and MathML, and raw HTML cannot forge one.
+ * Markup written whole (highlighted code, MathML) made safe: with raw HTML in the document, the start tags of its
+ * FRAGMENT_ELEMENTS marked for the sanitizing of the whole render; without, sanitized now. Its writer escapes its
+ * text, so every `<` in it opens a tag; one that did not would be text to the sanitizer, and stay text.
  */
 export function ownFragment (env: object, html: string): string {
-  const own = env as OwnMarkEnv
-  if (own.ownMark === undefined) return html
-  own.ownFragments ??= []
-  own.ownFragments.push(html)
-  return `<${OWN_FRAGMENT_TAG} ${OWN_MARK_ATTRIBUTE}="${own.ownMark}" data-index="${own.ownFragments.length - 1}"></${OWN_FRAGMENT_TAG}>`
+  const mark = ownMarkOf(env)
+  if (mark === undefined) return sanitizeHtml(html, 'fragment')
+  return html.replace(START_TAG, (tag, name: string) => FRAGMENT_ELEMENTS.has(name) ? `${tag} ${OWN_MARK_ATTRIBUTE}="${mark}"` : tag)
 }
+
+const START_TAG = /<([a-z][a-z0-9]*)/g
 
 function holdsRawHtml (tokens: readonly Token[]): boolean {
   for (const token of tokens) {
@@ -59,6 +53,8 @@ function marksOwnAttributes (token: Token): boolean {
   switch (token.type) {
     case 'heading_open':
     case 'alert_open':
+    case 'link_open':
+    case 'image':
       return true
     case 'th_open':
     case 'td_open':
@@ -70,14 +66,19 @@ function marksOwnAttributes (token: Token): boolean {
   }
 }
 
+function mark (tokens: readonly Token[], value: string): void {
+  for (const token of tokens) {
+    // First: github-html.ts trusts a mark only as an element's first attribute.
+    if (marksOwnAttributes(token)) token.attrs = [[OWN_MARK_ATTRIBUTE, value], ...(token.attrs ?? [])]
+    if (token.children !== null) mark(token.children, value)
+  }
+}
+
 function markOwnMarkup (state: StateCore): void {
   if (!holdsRawHtml(state.tokens)) return
-  const mark = randomBytes(12).toString('base64url')
-  ;(state.env as OwnMarkEnv).ownMark = mark
-  for (const token of state.tokens) {
-    // First: github-html.ts trusts a mark only as an element's first attribute.
-    if (marksOwnAttributes(token)) token.attrs = [[OWN_MARK_ATTRIBUTE, mark], ...(token.attrs ?? [])]
-  }
+  const value = randomBytes(12).toString('base64url')
+  ;(state.env as OwnMarkEnv).ownMark = value
+  mark(state.tokens, value)
 }
 
 export function githubRawHtml (md: MarkdownIt): void {

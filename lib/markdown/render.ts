@@ -10,8 +10,8 @@ import { budgetFootnoteReferences } from './footnote-references.js'
 import { githubAlerts } from './alerts.js'
 import { githubEmoji } from './emoji.js'
 import { headingAnchors } from './anchors.js'
-import { githubRawHtml, ownFragment, ownFragmentsOf, ownMarkOf } from './raw-html.js'
-import { githubHtml } from './github-html.js'
+import { githubRawHtml, ownFragment, ownMarkOf } from './raw-html.js'
+import { sanitizeHtml } from './github-html.js'
 import { highlightCode } from './code-highlight.js'
 import { githubMath, mathml } from './math.js'
 
@@ -175,7 +175,7 @@ export function featuresUsedBy (source: string, features: MarkdownFeatures): Mar
 
 /**
  * HTML safe to insert into a page as is. With raw HTML under `github` the whole output is sanitized
- * (github-html.ts); otherwise every tag is the service's own.
+ * (github-html.ts); otherwise its highlighted blocks and formulas are, and every other tag is markdown-it's.
  */
 export function renderSafeMarkdown (source: string, features: MarkdownFeatures = DEFAULT_MARKDOWN_FEATURES): string {
   return renderWith(source, featuresUsedBy(source, features))
@@ -186,5 +186,5 @@ export function renderWith (source: string, features: MarkdownFeatures): string 
   const env = {}
   const html = rendererFor(features).render(source, env)
   const mark = ownMarkOf(env)
-  return mark === undefined ? html : githubHtml(html, mark, isSafeUrl, ownFragmentsOf(env))
+  return mark === undefined ? html : sanitizeHtml(html, { mark })
 }

@@ -162,7 +162,12 @@ const raw: Array<[string, string]> = [
   ['highlighted code holding tags', '```js\n"</span><script>alert(1)</script>" // <img src=x onerror=alert(1)>\n```'],
   ['highlighted HTML code', '```html\n<script>alert(1)</script><img src=x onerror=alert(1)>\n```'],
   ['highlighted code inside raw HTML', '<div>\n\n```js\nlet a = "<img src=x onerror=alert(1)>"\n```\n\n</div>'],
-  ['fence info breaking out of a highlighted language', '```js"><img src=x onerror=alert(1)>\nlet a\n```\n\n```js onclick=alert(1)\nlet b\n```']
+  ['fence info breaking out of a highlighted language', '```js"><img src=x onerror=alert(1)>\nlet a\n```\n\n```js onclick=alert(1)\nlet b\n```'],
+  // Look-alike schemes (issue #58, from DOMPurify's vectors): a browser reads each as a relative URL; another parser may not.
+  ['U+2028 before a scheme', '<a href="\u2028javascript:alert(1)">a</a> [b](\u2028javascript:alert(1))'],
+  ['Unicode spaces before a scheme', ['\u00a0', '\u1680', '\u180e', '\u2000', '\u200a', '\u200b', '\u205f', '\u3000']
+    .map((space) => `<a href="${space}javascript:alert(1)">a</a><img src="${space}javascript:alert(1)">`).join(' ')],
+  ['controls inside a scheme', '<a href="\u0001java\u0003script:alert(1)">a</a> <a href="java&#0;script:alert(3)">b</a> <a href="java\ufffdscript:alert(3)">c</a>']
 ]
 
 export const hostileInputs: HostileInput[] = raw.map(([name, markdown]) => ({ name, markdown }))
@@ -255,7 +260,16 @@ export function browserScheme (value: string): string | null {
   return /^([a-z][a-z0-9+.-]*):/.exec(cleaned)?.[1] ?? null
 }
 
+/** What any parser might read as a dangerous scheme: GitHub's scheme (before a `:` that comes before `/`, `?`, `#`) with only scheme characters left. */
+function looksLikeDangerousScheme (value: string): boolean {
+  const colon = value.indexOf(':')
+  if (colon === -1 || ['/', '?', '#'].some((delimiter) => value.includes(delimiter) && value.indexOf(delimiter) < colon)) return false
+  const squashed = value.slice(0, colon).toLowerCase().replace(/[^a-z0-9+.-]/g, '')
+  return squashed === 'javascript' || squashed === 'vbscript' || squashed === 'file' || squashed === 'data'
+}
+
 function isDangerousUrl (value: string): boolean {
+  if (looksLikeDangerousScheme(value) && !/^\s*data:image\/(?:gif|png|jpeg|webp)[;,]/i.test(value)) return true
   const scheme = browserScheme(value)
   if (scheme === 'javascript' || scheme === 'vbscript' || scheme === 'file') return true
   if (scheme !== 'data') return false
