@@ -9,24 +9,30 @@ import hljs from 'highlight.js/lib/common'
  * highlight.js's grammars take time quadratic in the length of a run of word characters (a
  * 10,000-character word takes 120 ms as JavaScript, 490 ms of `$` as Java), so a block holding a
  * run longer than MAX_WORD_RUN stays plain, as does one longer than MAX_HIGHLIGHTED_BLOCK. What a
- * document may spend highlighting is bounded too (HIGHLIGHT_BUDGET_MS): past it, its remaining
- * blocks stay plain. Nothing of the text is lost either way.
+ * document may highlight is bounded too, by size and not by the clock (HIGHLIGHTED_PER_DOCUMENT): past it, its
+ * remaining blocks stay plain, whatever the load. Nothing of the text is lost either way.
  */
 
 /** Longest run of word characters (letters, digits, `_`, `$`) a highlighted block may hold. */
 export const MAX_WORD_RUN = 128
 /** Longest block highlighted, in characters. */
 export const MAX_HIGHLIGHTED_BLOCK = 65_536
-/** What one document may spend highlighting; blocks after it stay plain. */
-export const HIGHLIGHT_BUDGET_MS = 1000
+/**
+ * The highlighted HTML one document may hold, in characters, each block counting at least BLOCK_FLOOR_CHARACTERS (its
+ * fixed cost); the block that would pass it, and every block after, stay plain. Counted in what highlight.js writes,
+ * which the sanitizer then reads: code dense in tokens writes up to 17 times its size. About 1 s of rendering at most
+ * (docs/performance.md, "Highlighted code and math").
+ */
+export const HIGHLIGHTED_PER_DOCUMENT = 1_572_864
+export const BLOCK_FLOOR_CHARACTERS = 1024
 
 const PLAIN_TEXT = hljs.getLanguage('plaintext')
 /** Names GitHub reads otherwise than highlight.js: `shell` is Bash there (Linguist), a shell session here. */
 const AS_GITHUB_READS: Readonly<Record<string, string>> = { shell: 'bash', 'shell-script': 'bash' }
 const asGithubReads = (language: string): string => AS_GITHUB_READS[language.toLowerCase()] ?? language
 
-/** Milliseconds a document's highlighting has used, kept in its render's env. */
-interface HighlightEnv { highlightMs?: number }
+/** What a document's blocks have counted against HIGHLIGHTED_PER_DOCUMENT, kept in its render's env. */
+interface HighlightEnv { highlightedCharacters?: number }
 
 const isWordCharacter = (code: number): boolean =>
   (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || (code >= 0x30 && code <= 0x39) || code === 0x5f || code === 0x24
@@ -51,11 +57,10 @@ export function isHighlighted (language: string): boolean {
 export function highlightCode (code: string, language: string, env: object): string | undefined {
   if (!isHighlighted(language) || code.length > MAX_HIGHLIGHTED_BLOCK || holdsLongWordRun(code)) return undefined
   const spent = env as HighlightEnv
-  if ((spent.highlightMs ?? 0) >= HIGHLIGHT_BUDGET_MS) return undefined
-  const started = performance.now()
-  try {
-    return hljs.highlight(code, { language: asGithubReads(language), ignoreIllegals: true }).value
-  } finally {
-    spent.highlightMs = (spent.highlightMs ?? 0) + performance.now() - started
-  }
+  if ((spent.highlightedCharacters ?? 0) + BLOCK_FLOOR_CHARACTERS > HIGHLIGHTED_PER_DOCUMENT) return undefined
+  const html = hljs.highlight(code, { language: asGithubReads(language), ignoreIllegals: true }).value
+  const counted = (spent.highlightedCharacters ?? 0) + Math.max(html.length, BLOCK_FLOOR_CHARACTERS)
+  // Past the budget, the budget is spent: no later block runs highlight.js only to be dropped.
+  spent.highlightedCharacters = Math.min(counted, HIGHLIGHTED_PER_DOCUMENT)
+  return counted > HIGHLIGHTED_PER_DOCUMENT ? undefined : html
 }

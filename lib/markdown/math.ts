@@ -15,22 +15,29 @@ import { ownFragment } from './raw-html.js'
  * A formula KaTeX cannot read is shown as its source: inline, its dollars are text; displayed, it is
  * a `language-math` code block. The work is bounded: a formula longer than
  * MAX_FORMULA_LENGTH or nested deeper than MAX_FORMULA_DEPTH in braces stays source, as do the
- * formulas of a document past MATH_BUDGET_MS of rendering; finding the dollars is linear.
+ * formulas of a document past MATH_SOURCE_PER_DOCUMENT (counted by size, not by the clock, so that the same
+ * document renders the same whatever the load); finding the dollars is linear.
  */
 
 /** Longest formula rendered, in characters. */
 export const MAX_FORMULA_LENGTH = 8192
 /** Deepest nesting of `{` rendered: KaTeX's parser recurses, and a thousand levels overflow its stack after 35 ms. */
 export const MAX_FORMULA_DEPTH = 64
-/** What one document may spend rendering math; formulas after it stay source. */
-export const MATH_BUDGET_MS = 1000
+/**
+ * The TeX one document may render, in characters, each formula counting at least FORMULA_FLOOR_CHARACTERS (its
+ * fixed cost: KaTeX's and the sanitizer's set-up); formulas past it stay source. About 1 s of rendering at most
+ * (docs/performance.md, "Highlighted code and math").
+ */
+export const MATH_SOURCE_PER_DOCUMENT = 262_144
+export const FORMULA_FLOOR_CHARACTERS = 16
 
 const DOLLAR = 0x24
 const BACKTICK = 0x60
 const BACKSLASH = 0x5c
 
 interface MathEnv {
-  mathMs?: number
+  /** What the document's formulas have counted against MATH_SOURCE_PER_DOCUMENT. */
+  mathCharacters?: number
   /** Each formula's MathML (undefined: stays source), by `$` or `$$` and its TeX. */
   formulas?: Map<string, string | undefined>
 }
@@ -53,8 +60,9 @@ function deeperThanAllowed (tex: string): boolean {
 export function mathml (tex: string, displayMode: boolean, env: object): string | undefined {
   if (tex.length > MAX_FORMULA_LENGTH || deeperThanAllowed(tex)) return undefined
   const spent = env as MathEnv
-  if ((spent.mathMs ?? 0) >= MATH_BUDGET_MS) return undefined
-  const started = performance.now()
+  const counted = (spent.mathCharacters ?? 0) + Math.max(tex.length, FORMULA_FLOOR_CHARACTERS)
+  if (counted > MATH_SOURCE_PER_DOCUMENT) return undefined
+  spent.mathCharacters = counted
   try {
     const html = katex.renderToString(tex, {
       output: 'mathml', displayMode, throwOnError: true, trust: false, strict: 'ignore', maxExpand: 1000, maxSize: 20, globalGroup: false
@@ -63,8 +71,6 @@ export function mathml (tex: string, displayMode: boolean, env: object): string 
     return html.slice(html.indexOf('<math'), html.lastIndexOf('</math>') + '</math>'.length)
   } catch {
     return undefined
-  } finally {
-    spent.mathMs = (spent.mathMs ?? 0) + performance.now() - started
   }
 }
 

@@ -17,7 +17,11 @@ const STARTS_WITH_DISALLOWED_TAG = new RegExp(`^${DISALLOWED_TAG.source}`, 'i')
 /** A tag the tagfilter shows as text counts as text (in a heading's slug). */
 export const isShownAsText = (tag: string): boolean => STARTS_WITH_DISALLOWED_TAG.test(tag)
 
-interface OwnMarkEnv { ownMark?: string }
+interface OwnMarkEnv {
+  ownMark?: string
+  /** Each fragment once a render: a formula written many times is sanitized once. */
+  safeFragments?: Map<string, string>
+}
 
 /** Set only for a document with raw HTML, whose whole render is then sanitized. */
 export const ownMarkOf = (env: object): string | undefined => (env as OwnMarkEnv).ownMark
@@ -34,9 +38,18 @@ export function ownMarkAttribute (env: object): string {
  * text, so every `<` in it opens a tag; one that did not would be text to the sanitizer, and stay text.
  */
 export function ownFragment (env: object, html: string): string {
-  const mark = ownMarkOf(env)
-  if (mark === undefined) return sanitizeHtml(html, 'fragment')
-  return html.replace(START_TAG, (tag, name: string) => FRAGMENT_ELEMENTS.has(name) ? `${tag} ${OWN_MARK_ATTRIBUTE}="${mark}"` : tag)
+  const own = env as OwnMarkEnv
+  const { ownMark } = own
+  if (ownMark !== undefined) {
+    return html.replace(START_TAG, (tag, name: string) => FRAGMENT_ELEMENTS.has(name) ? `${tag} ${OWN_MARK_ATTRIBUTE}="${ownMark}"` : tag)
+  }
+  own.safeFragments ??= new Map()
+  let safe = own.safeFragments.get(html)
+  if (safe === undefined) {
+    safe = sanitizeHtml(html, 'fragment')
+    own.safeFragments.set(html, safe)
+  }
+  return safe
 }
 
 const START_TAG = /<([a-z][a-z0-9]*)/g

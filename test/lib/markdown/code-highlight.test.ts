@@ -1,6 +1,6 @@
 import t from 'tap'
 import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown as render } from '../../../lib/markdown/render.js'
-import { HIGHLIGHT_BUDGET_MS, highlightCode, MAX_HIGHLIGHTED_BLOCK, MAX_WORD_RUN } from '../../../lib/markdown/code-highlight.js'
+import { BLOCK_FLOOR_CHARACTERS, HIGHLIGHTED_PER_DOCUMENT, highlightCode, MAX_HIGHLIGHTED_BLOCK, MAX_WORD_RUN } from '../../../lib/markdown/code-highlight.js'
 
 const PLAIN = { ...DEFAULT_MARKDOWN_FEATURES, highlight: false }
 
@@ -67,7 +67,7 @@ t.test('MARKDOWN_HIGHLIGHT=off: every block plain', async (t) => {
   t.equal(render(fence('js', 'let a = 1'), PLAIN), '<pre><code class="language-js">let a = 1\n</code></pre>\n')
 })
 
-t.test('bounded: long word runs, long blocks and a spent budget stay plain, nothing of the text lost', async (t) => {
+t.test('bounded: long word runs, long blocks and blocks past the document\'s budget stay plain, nothing of the text lost', async (t) => {
   const word = 'a'.repeat(MAX_WORD_RUN)
   t.match(render(fence('js', `let ${word}`)), 'hljs-keyword', `a run of ${MAX_WORD_RUN} word characters is highlighted`)
   for (const [name, code] of [
@@ -80,8 +80,14 @@ t.test('bounded: long word runs, long blocks and a spent budget stay plain, noth
     t.notMatch(html, 'hljs-', name)
     t.equal(textOf(html), code + '\n', `${name}: its text kept`)
   }
-  t.equal(highlightCode('let a', 'js', { highlightMs: HIGHLIGHT_BUDGET_MS }), undefined, 'a document that spent its budget highlights no more')
-  const env = { highlightMs: HIGHLIGHT_BUDGET_MS - 1 }
+  const full = HIGHLIGHTED_PER_DOCUMENT - BLOCK_FLOOR_CHARACTERS
+  t.equal(highlightCode('let a', 'js', { highlightedCharacters: full + 1 }), undefined, 'a document past its budget highlights no more')
+  const env = { highlightedCharacters: full }
   t.match(highlightCode('let a', 'js', env), 'hljs-keyword', 'one within it does')
-  t.ok(env.highlightMs > HIGHLIGHT_BUDGET_MS - 1, 'and counts what it spent')
+  t.equal(env.highlightedCharacters, HIGHLIGHTED_PER_DOCUMENT, 'counted at its floor')
+  const blocks = `${fence('js', 'let a')}\n\n`.repeat(HIGHLIGHTED_PER_DOCUMENT / BLOCK_FLOOR_CHARACTERS + 10)
+  const html = render(blocks)
+  t.equal(html.match(/<code class="language-js"><span/g)?.length, HIGHLIGHTED_PER_DOCUMENT / BLOCK_FLOOR_CHARACTERS,
+    'of many small blocks, as many as the budget holds are highlighted, by their size and not the clock')
+  t.equal(render(blocks), html, 'the same document renders the same')
 })

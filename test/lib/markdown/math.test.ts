@@ -1,7 +1,7 @@
 import { parseFragment, type DefaultTreeAdapterMap } from 'parse5'
 import t from 'tap'
 import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown as render } from '../../../lib/markdown/render.js'
-import { MATH_BUDGET_MS, mathml, MAX_FORMULA_DEPTH, MAX_FORMULA_LENGTH } from '../../../lib/markdown/math.js'
+import { FORMULA_FLOOR_CHARACTERS, MATH_SOURCE_PER_DOCUMENT, mathml, MAX_FORMULA_DEPTH, MAX_FORMULA_LENGTH } from '../../../lib/markdown/math.js'
 import { sanitizeHtml } from '../../../lib/markdown/github-html.js'
 
 const NO_MATH = { ...DEFAULT_MARKDOWN_FEATURES, math: false }
@@ -102,7 +102,7 @@ t.test('the sanitizer keeps of a formula MathML\'s own elements and attributes, 
     '<math><mi>x</mi></math><span class="hljs-keyword">y</span>', 'a script goes whole; of a span only highlight.js\'s classes stay')
 })
 
-t.test('bounded: long and deep formulas, macro bombs and a spent budget stay source', async (t) => {
+t.test('bounded: long and deep formulas, macro bombs and formulas past the document\'s budget stay source', async (t) => {
   t.match(mathml('x'.repeat(MAX_FORMULA_LENGTH), false, {}), '<math', `${MAX_FORMULA_LENGTH} characters render`)
   t.equal(mathml('x'.repeat(MAX_FORMULA_LENGTH + 1), false, {}), undefined, 'one more stays source')
   const nested = (depth: number): string => '{'.repeat(depth) + 'x' + '}'.repeat(depth)
@@ -115,9 +115,19 @@ t.test('bounded: long and deep formulas, macro bombs and a spent budget stay sou
     t.equal(mathml(bomb, false, {}), undefined, `${bomb}: its expansion is bounded, and it stays source`)
   }
   t.match(render('$\\gdef\\g{x}$ $\\g$'), '$\\g$', 'a macro defined in one formula is unknown to the next')
-  t.equal(mathml('x', false, { mathMs: MATH_BUDGET_MS }), undefined, 'a document that spent its budget renders no more formulas')
-  const many = render('$x_1$ '.repeat(20_000))
-  t.equal((many.match(/<msub>/g)?.length ?? 0) + (many.match(/\$x_1\$/g)?.length ?? 0), 20_000, '20,000 formulas: each rendered, or past the budget its source')
+  const full = MATH_SOURCE_PER_DOCUMENT - FORMULA_FLOOR_CHARACTERS
+  t.equal(mathml('x', false, { mathCharacters: full + 1 }), undefined, 'a document past its budget renders no more formulas')
+  const env = { mathCharacters: full }
+  t.match(mathml('x', false, env), '<math', 'one within it does')
+  t.equal(env.mathCharacters, MATH_SOURCE_PER_DOCUMENT, 'counted at its floor')
+  const source = Array.from({ length: 20_000 }, (_, index) => `$x_{${index}}$`).join(' ')
+  const many = render(source)
+  const rendered = MATH_SOURCE_PER_DOCUMENT / FORMULA_FLOOR_CHARACTERS
+  t.equal(many.match(/<msub>/g)?.length, rendered, `20,000 formulas: the first ${rendered} rendered, by their size and not the clock`)
+  t.equal(many.match(/\$x_\{\d+\}\$/g)?.length, 20_000 - rendered, 'the rest their source')
+  t.equal(render(source), many, 'the same document renders the same')
+  const same = render('$x_1$ '.repeat(20_000))
+  t.equal(same.match(/<msub>/g)?.length, 20_000, 'one formula written 20,000 times counts once: it is rendered and sanitized once')
 })
 
 t.test('math and highlighted code are the service\'s own in a document with raw HTML: exactly as without it, and never forged', async (t) => {
