@@ -2,6 +2,8 @@ import { move } from 'piscina'
 import { renderSafeMarkdown, type MarkdownFeatures } from './render.js'
 import type { MarkdownHtml } from '../../schemas/markdown.js'
 
+export interface RenderTask { source: string, features: MarkdownFeatures }
+
 /**
  * The task of markdown-renderer.ts's worker threads: one render per task, answered as the route's
  * 200 body in UTF-8. A large document's HTML runs to megabytes: encoded here and moved (not copied)
@@ -9,8 +11,6 @@ import type { MarkdownHtml } from '../../schemas/markdown.js'
  * socket write. TextEncoder's array owns its memory (a small Buffer shares Node's pool, which
  * moving would take away from this thread). Piscina hands the caller the array itself.
  */
-export interface RenderTask { source: string, features: MarkdownFeatures }
-
 export default function renderTask ({ source, features }: RenderTask): ReturnType<typeof move> {
   const body: MarkdownHtml = { data: renderSafeMarkdown(source, features) }
   return move(new TextEncoder().encode(JSON.stringify(body)))

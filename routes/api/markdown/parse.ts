@@ -3,9 +3,11 @@ import { COMPRESSED } from '../../../plugins/compression.js'
 import { apiErrors, bodyErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { WHAT_IS_RENDERED } from '../../../lib/markdown/features.js'
 import { MarkdownHtml, MarkdownRequest } from '../../../schemas/markdown.js'
+import type { RenderedMarkdown } from '../../../plugins/markdown-renderer.js'
 
 const parse: FastifyPluginAsyncTypebox = async (fastify) => {
-  fastify.post('/api/markdown/parse', {
+  // The answer is the schema's object, or (from a render thread) its JSON already encoded, which Fastify sends as it is.
+  fastify.post<{ Body: MarkdownRequest, Reply: RenderedMarkdown }>('/api/markdown/parse', {
     config: { fairShare: 'document' },
     compress: COMPRESSED,
     schema: {
@@ -22,9 +24,7 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const answer = await fastify.markdown.render(request.body.markdown)
     if (!(answer instanceof Uint8Array)) return answer
-    // A thread's answer is this schema's JSON already encoded, which Fastify sends as it is. The
-    // type provider types send() as the object only, hence the cast.
-    return reply.type('application/json; charset=utf-8').send(answer as unknown as MarkdownHtml)
+    return reply.type('application/json; charset=utf-8').send(answer)
   })
 }
 
