@@ -1,7 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Client, Notification } from 'pg'
 import { COUNTERS_CHANNEL } from './migrations.js'
-import type { UserCounters } from './user-store.js'
+
+/** The counters every change to the users moves (table user_counters), read once per request. */
+export interface UserCounters {
+  userCount: number
+  /** Moves with every user added or removed: positions in the id order may have changed. */
+  membersVersion: number
+  /** Moves with every removal and password change: tokens of a user may have stopped holding. */
+  credentialsVersion: number
+  /** Moves with every session that ends: tokens of a session may have stopped holding. */
+  sessionsVersion: number
+}
 
 /** How often the listening connection reads the counters, which also proves it alive. */
 export const HEARTBEAT_MS = 200

@@ -6,9 +6,11 @@ import { raiseTimes } from './raise-times.js'
 import { retryWhileBusy } from './retry-while-busy.js'
 import { SessionStore } from './session-store.js'
 import type { Client } from 'pg'
-import { CountersFeed, type CountersFeedEvents, type CountersFeedTiming, FEED_WAIT_MS } from './counters-feed.js'
+import { CountersFeed, type CountersFeedEvents, type CountersFeedTiming, FEED_WAIT_MS, type UserCounters } from './counters-feed.js'
 import type BetterSqlite3 from 'better-sqlite3'
 import type { UsersTable, UserCountersTable } from './schema.js'
+
+export type { UserCounters }
 
 export interface NewUser {
   username: string
@@ -29,17 +31,6 @@ export interface UserRecord extends NewUser {
 
 /** No username, password hash or token version, so a page (kept in replicas' memory) cannot carry them. */
 export type DirectoryEntry = Pick<UserRecord, 'id' | 'name' | 'birthdate' | 'gender' | 'shortDesc' | 'lastSeenAt'>
-
-/** The counters every change to the users moves (table user_counters), read once per request. */
-export interface UserCounters {
-  userCount: number
-  /** Moves with every user added or removed: positions in the id order may have changed. */
-  membersVersion: number
-  /** Moves with every removal and password change: tokens of a user may have stopped holding. */
-  credentialsVersion: number
-  /** Moves with every session that ends: tokens of a session may have stopped holding. */
-  sessionsVersion: number
-}
 
 /** One page of the directory and the membership it was read from, in one snapshot. */
 export interface DirectoryPage {

@@ -473,8 +473,3 @@ export function sunInfoFor (timestamp: number, latitude: number, longitude: numb
     }
   }
 }
-
-/** The nine events of {@link sunInfoFor} alone. */
-export function sunEventsFor (timestamp: number, latitude: number, longitude: number): SunEvents {
-  return sunInfoFor(timestamp, latitude, longitude).data
-}

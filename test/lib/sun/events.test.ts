@@ -1,8 +1,11 @@
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
 import { createRequire } from 'node:module'
-import { SECONDS_PER_DAY, localMeanDay, sunEventsFor, sunInfoFor, type AltitudeSpan, type SunDay, type SunEvents } from '../../../lib/sun/events.js'
+import { SECONDS_PER_DAY, localMeanDay, sunInfoFor, type AltitudeSpan, type SunDay, type SunEvents } from '../../../lib/sun/events.js'
 import { SUN_DAYS } from './days.js'
+
+/** The nine events alone. */
+const sunEventsFor = (timestamp: number, latitude: number, longitude: number): SunEvents => sunInfoFor(timestamp, latitude, longitude).data
 
 // The CommonJS build, for the reason given in lib/sun/events.ts.
 const { Body, Equator, Horizon, Observer, SearchHourAngle } = createRequire(import.meta.url)('astronomy-engine') as typeof import('astronomy-engine')
