@@ -9,12 +9,14 @@ import { packageInfo } from './lib/package-info.js'
 import type { Tracing } from './plugins/tracing.js'
 import { redactUrl } from './lib/auth/redact.js'
 import activity from './plugins/activity.js'
-import directory from './plugins/directory.js'
+import users from './plugins/users.js'
 import nosniff from './plugins/nosniff.js'
 import requestTimeout from './plugins/request-timeout.js'
 import compression from './plugins/compression.js'
 import drain from './plugins/drain.js'
-import errors, { clientErrorHandler, frameworkErrors } from './plugins/errors.js'
+import errors from './plugins/errors.js'
+import { clientErrorHandler, frameworkErrors } from './lib/http/errors.js'
+import unrouted from './plugins/unrouted.js'
 import fairShare from './plugins/fair-share.js'
 import health from './plugins/health.js'
 import loginThrottle, { type LoginThrottleOptions } from './plugins/login-throttle.js'
@@ -23,7 +25,7 @@ import metrics from './plugins/metrics.js'
 import openapi from './plugins/openapi.js'
 import requestId, { requestIdOf } from './plugins/request-id.js'
 import sessions from './plugins/sessions.js'
-import store from './plugins/store.js'
+import database from './plugins/database.js'
 import strictNumbers from './plugins/strict-numbers.js'
 import tokens from './plugins/tokens.js'
 import { validatorCompilers } from './plugins/validator-compilers.js'
@@ -109,11 +111,12 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(nosniff)
   await app.register(requestTimeout, { timeoutMs: config.REQUEST_TIMEOUT * 1000 })
   await app.register(errors)
+  await app.register(unrouted)
   await app.register(strictNumbers)
   await app.register(drain, { delayMs: config.DRAIN_SECONDS * 1000 })
   await app.register(underPressure, { maxEventLoopDelay: options.maxEventLoopDelayMs ?? DEFAULT_MAX_EVENT_LOOP_DELAY_MS, retryAfter: 10 })
-  await app.register(store, { databaseUrl: config.DATABASE_URL })
-  await app.register(directory)
+  await app.register(database, { databaseUrl: config.DATABASE_URL })
+  await app.register(users)
   await app.register(sessions, { refreshTtlSeconds: config.REFRESH_TOKEN_TTL })
   await app.register(tokens, {
     currentSecret: config.JWT_SECRET,

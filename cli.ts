@@ -8,7 +8,7 @@ import { DatabaseSetupError } from './lib/store/connect.js'
 import { isPostgresConnectionFailure } from './lib/store/unavailable.js'
 import { sqliteFileOf } from './lib/store/database-url.js'
 import { backupSqlite, restoreSqlite } from './lib/store/sqlite-backup.js'
-import { UserStore, UsernameTakenError } from './lib/store/user-store.js'
+import { Database, UsernameTakenError } from './lib/store/database.js'
 
 const USAGE = `Usage: meridian <command>
 
@@ -58,8 +58,8 @@ function isRealDate (text: string): boolean {
 }
 
 /** Opens the store with its schema up to date; `action` also learns which migrations this applied. */
-async function withStore<T> (action: (store: UserStore, applied: string[]) => Promise<T>): Promise<T> {
-  const store = UserStore.open(readEnv().DATABASE_URL)
+async function withStore<T> (action: (store: Database, applied: string[]) => Promise<T>): Promise<T> {
+  const store = Database.open(readEnv().DATABASE_URL)
   try {
     const applied = await store.migrate()
     return await action(store, applied)
@@ -135,21 +135,21 @@ function onlyUsername (args: string[]): string {
 const shownTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 
 /** The id of the user named `username`; a usage error if there is none. */
-async function userIdOf (store: UserStore, username: string): Promise<number> {
+async function userIdOf (store: Database, username: string): Promise<number> {
   const user = await store.findByUsername(username)
   if (user === undefined) throw new UsageError(`no user named ${username}`)
   return user.id
 }
 
 /** The user's open sessions, one a line, never a token or a session id. */
-async function listSessions (store: UserStore, username: string): Promise<string> {
+async function listSessions (store: Database, username: string): Promise<string> {
   const sessions = await store.sessions.listOpen(await userIdOf(store, username))
   if (sessions.length === 0) return `${username} has no open sessions`
   const rows = sessions.map((session) => [session.startedAt, session.lastUsedAt, session.expiresAt].map(shownTime).join('  '))
   return [`${'started'.padEnd(20)}  ${'last used'.padEnd(20)}  expires`, ...rows].join('\n')
 }
 
-async function endSessions (store: UserStore, username: string): Promise<string> {
+async function endSessions (store: Database, username: string): Promise<string> {
   const ended = await store.sessions.endAllOf(await userIdOf(store, username), 'operator')
   return ended === 0 ? `${username} has no open sessions` : `ended ${ended} session${ended === 1 ? '' : 's'} of ${username}; their tokens no longer work`
 }

@@ -23,7 +23,7 @@ export async function serve (config: Config): Promise<void> {
     await app.ready()
     const isEmbedded = config.DATABASE_URL.startsWith('sqlite:')
     if (isEmbedded && config.NODE_ENV !== 'production') {
-      const created = await ensureDemoUsers(app.store)
+      const created = await ensureDemoUsers(app.database)
       if (created > 0) app.log.info({ created }, 'created demo users on the empty database')
     }
     await app.listen({ host: config.HOST, port: config.PORT })

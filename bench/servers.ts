@@ -75,8 +75,8 @@ async function app (databaseUrl: string, users: number): Promise<number> {
   )
   await service.ready()
   const passwordHash = await hashPassword(BENCH_USER.password)
-  await service.store.add({ username: BENCH_USER.username, passwordHash, name: 'Bench User', birthdate: '1990-01-01', gender: 'unspecified', shortDesc: '' })
-  if (users > 0) await seedUsers(service.store, { count: users, passwordHash })
+  await service.database.add({ username: BENCH_USER.username, passwordHash, name: 'Bench User', birthdate: '1990-01-01', gender: 'unspecified', shortDesc: '' })
+  if (users > 0) await seedUsers(service.database, { count: users, passwordHash })
   await service.listen({ host: '127.0.0.1', port: 0 })
   return (service.server.address() as AddressInfo).port
 }

@@ -18,9 +18,9 @@ const ACTIVITY_INTERVAL_MS = 1000
 
 /** Users' activity (logins, refreshes, authenticated requests) and sessions' last use, written in batches. */
 export default fp(async function activity (fastify: FastifyInstance) {
-  const recorder = new ActivityRecorder(async (seen) => { await fastify.store.recordActivity(seen) }, ACTIVITY_INTERVAL_MS,
+  const recorder = new ActivityRecorder(async (seen) => { await fastify.database.recordActivity(seen) }, ACTIVITY_INTERVAL_MS,
     (error) => { fastify.log.warn({ err: error }, 'could not record users as seen; will try again') })
-  const sessionUse = new ActivityRecorder<SessionId>(async (seen) => { await fastify.store.sessions.recordUse(seen) }, ACTIVITY_INTERVAL_MS,
+  const sessionUse = new ActivityRecorder<SessionId>(async (seen) => { await fastify.database.sessions.recordUse(seen) }, ACTIVITY_INTERVAL_MS,
     (error) => { fastify.log.warn({ err: error }, 'could not record the last use of sessions; will try again') })
   fastify.decorate('activity', recorder)
   fastify.decorate('sessionUse', sessionUse)
@@ -30,4 +30,4 @@ export default fp(async function activity (fastify: FastifyInstance) {
   })
   // Runs before the store's own onClose (hooks close in reverse order), while it can still write.
   fastify.addHook('onClose', async () => { await Promise.all([recorder.close(), sessionUse.close()]) })
-}, { name: 'activity', dependencies: ['store', 'tokens'] })
+}, { name: 'activity', dependencies: ['database', 'tokens'] })

@@ -1,15 +1,9 @@
-import fastifyCompress, { type FastifyCompressOptions } from '@fastify/compress'
+import fastifyCompress from '@fastify/compress'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { COMPRESSED } from '../lib/http/compressed.js'
 
-/**
- * How answers that can be large (a rendered document, a page of users, the OpenAPI document) are
- * compressed: brotli (at @fastify/compress's quality 4, not zlib's 11) when the client accepts it,
- * else gzip, past 1 KiB, on libuv's threads. A route opts in with `compress: COMPRESSED`. The sun
- * route does not: its answers are a few hundred bytes and carry an ETag (docs/decisions.md).
- */
-export const COMPRESSED = { encodings: ['br', 'gzip'], threshold: 1024 } satisfies FastifyCompressOptions
-
+/** @fastify/compress for the routes that opt in with `compress: COMPRESSED` (lib/http/compressed.ts), and no other. */
 export default fp(async function compression (fastify: FastifyInstance) {
   // Before @fastify/compress's own: a route that does not opt in is left alone. Without `compress: false` it would
   // get an onRequest hook that sets `reply.compress` on every request, the sun route's included.

@@ -1,11 +1,12 @@
 import { BlockList, isIPv4 } from 'node:net'
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, onSendHookHandler } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler, preHandlerHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { LRUCache } from 'lru-cache'
-import { errorBody } from './errors.js'
-import { MAX_EVENT_LOOP_RENDER_LENGTH, possibleTableCells, rendersQuickly } from './markdown-renderer.js'
+import { errorBody } from '../lib/http/errors.js'
+import { MAX_EVENT_LOOP_RENDER_LENGTH, possibleTableCells, rendersQuickly } from '../lib/markdown/event-loop-bounds.js'
 import { connectRedis } from './redis-connection.js'
 import { clientKeyOf, QuotaCounter, type QuotaPolicy, type Standing } from '../lib/fair-share/quotas.js'
+import { RenderPlaces, type RenderPlace } from '../lib/fair-share/render-places.js'
 import { SharedCounts } from '../lib/fair-share/shared-counts.js'
 import { StoreOutageLog } from '../lib/store/outage-log.js'
 
@@ -44,8 +45,6 @@ export interface FairShareOptions {
   redisUrl?: string
   syncIntervalMs?: number
 }
-
-interface RenderPlace { readonly client: string, held: boolean, handling: boolean }
 
 /** A Markdown request charged in onRequest; a render place if its declared size needs one, else perhaps in preHandler. */
 interface LimitedDocument { readonly client: string, readonly bytes: number, place: RenderPlace | null }
@@ -110,81 +109,102 @@ function clientResolver (exempt: readonly string[]): (request: FastifyRequest) =
   }
 }
 
-/** At most one line per client per interval, with the refusals since: a flood writes a handful of lines. */
-function refusalWarnings (log: FastifyBaseLogger, intervalMs: number): (client: string, route: string, policy: string, retryAfterSeconds: number) => void {
-  const lastLines = new LRUCache<string, { at: number, refusedSince: number }>({ max: 10_000 })
-  return (client, route, policy, retryAfterSeconds) => {
+/** Refusals since start by route and policy, for the metrics; at most one warn line per client per interval, with the refusals since. */
+class Refusals {
+  readonly #counts = new Map<string, { route: string, policy: string, count: number }>()
+  readonly #lastLines = new LRUCache<string, { at: number, refusedSince: number }>({ max: 10_000 })
+
+  constructor (private readonly log: FastifyBaseLogger, private readonly intervalMs: number) {}
+
+  record (client: string, route: string, policy: string, retryAfterSeconds: number): void {
+    const key = `${route} ${policy}`
+    const counted = this.#counts.get(key)
+    if (counted === undefined) this.#counts.set(key, { route, policy, count: 1 })
+    else counted.count++
     const now = Date.now()
-    const last = lastLines.get(client)
-    if (last !== undefined && now - last.at < intervalMs) {
+    const last = this.#lastLines.get(client)
+    if (last !== undefined && now - last.at < this.intervalMs) {
       last.refusedSince++
       return
     }
-    log.warn({ client, route, policy, retryAfterSeconds, refusedSinceLastLine: (last?.refusedSince ?? 0) + 1 }, 'client refused: over its fair share')
-    lastLines.set(client, { at: now, refusedSince: 0 })
+    this.log.warn({ client, route, policy, retryAfterSeconds, refusedSinceLastLine: (last?.refusedSince ?? 0) + 1 }, 'client refused: over its fair share')
+    this.#lastLines.set(client, { at: now, refusedSince: 0 })
+  }
+
+  counts (): Iterable<{ route: string, policy: string, count: number }> {
+    return this.#counts.values()
   }
 }
 
-/**
- * Each client's fair share of the API (docs/decisions.md, "Fair share"), decided in `onRequest`, before the body
- * is read. With Redis the counts are synced in batches (lib/fair-share/shared-counts.ts), never waited for.
- */
-export default fp(async function fairShare (fastify: FastifyInstance, options: FairShareOptions) {
-  const shared = options.redisUrl !== undefined
-  const counterOptions = { maxClients: MAX_CLIENTS, staleMs: SHARED_TOTALS_STALE_MS, shared }
+/** What every hook of one fair share reads: its options, counters and render places. */
+interface Limits {
+  readonly options: FairShareOptions
+  readonly requests: QuotaCounter
+  readonly markdownBytes: QuotaCounter
+  readonly places: RenderPlaces
+  readonly clientOf: (request: FastifyRequest) => string | undefined
+  readonly refusals: Refusals
+  readonly policyHeader: Readonly<Record<FairShareCharge, string>>
+}
+
+function limitsFor (options: FairShareOptions, log: FastifyBaseLogger): Limits {
+  const counterOptions = { maxClients: MAX_CLIENTS, staleMs: SHARED_TOTALS_STALE_MS, shared: options.redisUrl !== undefined }
   const requests = new QuotaCounter({ name: POLICY_NAMES.requests, quota: options.requestsPerWindow, windowSeconds: options.windowSeconds, unit: 'requests' }, counterOptions)
   const markdownBytes = new QuotaCounter({ name: POLICY_NAMES.markdownBytes, quota: options.markdownBytesPerWindow, windowSeconds: options.windowSeconds, unit: 'content-bytes' }, counterOptions)
-  const headersBelowRemaining = options.requestsPerWindow / 2
-  const rendering = new Map<string, number>()
   const rendersPolicyItem = `"${POLICY_NAMES.markdownRenders}";q=${options.markdownRendersAtOnce};qu="concurrent-requests"`
-  const policyHeader: Record<FairShareCharge, string> = {
-    request: policyItem(requests.policy),
-    document: [policyItem(requests.policy), policyItem(markdownBytes.policy), rendersPolicyItem].join(', ')
+  return {
+    options,
+    requests,
+    markdownBytes,
+    places: new RenderPlaces(),
+    clientOf: clientResolver(options.exempt),
+    refusals: new Refusals(log, options.windowSeconds * 1000),
+    policyHeader: {
+      request: policyItem(requests.policy),
+      document: [policyItem(requests.policy), policyItem(markdownBytes.policy), rendersPolicyItem].join(', ')
+    }
   }
+}
 
-  if (options.redisUrl !== undefined) {
-    const outageLog = new StoreOutageLog(fastify.log, 10_000, Date.now, 'fair-share store')
-    const redis = connectRedis(options.redisUrl, outageLog)
-    const sharedCounts = new SharedCounts(redis, [requests, markdownBytes], {
-      intervalMs: options.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS,
-      prefix: REDIS_KEY_PREFIX,
-      onFailure: (error) => { outageLog.failed(error) },
-      onAnswer: () => { outageLog.answered() }
-    })
-    fastify.addHook('onClose', async () => {
-      await sharedCounts.close()
-      await redis.quit().catch(() => { redis.disconnect() })
-    })
-  }
+/** With Redis, the counters' totals are synced in batches (lib/fair-share/shared-counts.ts), never waited for. */
+function shareThroughRedis (fastify: FastifyInstance, redisUrl: string, counters: QuotaCounter[], intervalMs: number): void {
+  const outageLog = new StoreOutageLog(fastify.log, 10_000, Date.now, 'fair-share store')
+  const redis = connectRedis(redisUrl, outageLog)
+  const sharedCounts = new SharedCounts(redis, counters, {
+    intervalMs,
+    prefix: REDIS_KEY_PREFIX,
+    onFailure: (error) => { outageLog.failed(error) },
+    onAnswer: () => { outageLog.answered() }
+  })
+  fastify.addHook('onClose', async () => {
+    await sharedCounts.close()
+    await redis.quit().catch(() => { redis.disconnect() })
+  })
+}
 
-  const clientOf = clientResolver(options.exempt)
-  const warn = refusalWarnings(fastify.log, options.windowSeconds * 1000)
-  const refusals = new Map<string, { route: string, policy: string, count: number }>()
+const rateLimitItem = (name: string, standing: Standing): string => `"${name}";r=${standing.remaining};t=${standing.resetSeconds}`
 
-  function refuse (request: FastifyRequest, reply: FastifyReply, client: string, policy: string, retryAfterSeconds: number, rateLimit: string): void {
-    const route = request.routeOptions.url ?? request.url
-    const key = `${route} ${policy}`
-    const counted = refusals.get(key)
-    if (counted === undefined) refusals.set(key, { route, policy, count: 1 })
-    else counted.count++
-    warn(client, route, policy, retryAfterSeconds)
-    reply.code(429).headers({ 'retry-after': String(retryAfterSeconds), ratelimit: rateLimit })
-    // Closing leaves the body unread: to keep the connection Node would read it all, so a flood costs even refused.
-    // Behind a trusted balancer the body is already read, and the connection is kept.
-    if (request.body === undefined && declaredBytes(request, options.bodyLimit) > 0 && request.ip === request.socket.remoteAddress) reply.header('connection', 'close')
-    // Sent, not thrown: a refusal is the client's doing, not worth the error path's log line.
-    void reply.send(errorBody(429, 'Too many requests'))
-  }
+/** 429 with the headers, sent from a hook: a refusal is the client's doing, not worth the error path's log line. */
+function refuse (limits: Limits, request: FastifyRequest, reply: FastifyReply, client: string, policy: string, retryAfterSeconds: number, rateLimit: string): void {
+  limits.refusals.record(client, request.routeOptions.url ?? request.url, policy, retryAfterSeconds)
+  reply.code(429).headers({ 'retry-after': String(retryAfterSeconds), ratelimit: rateLimit })
+  // Closing leaves the body unread: to keep the connection Node would read it all, so a flood costs even refused.
+  // Behind a trusted balancer the body is already read, and the connection is kept.
+  if (request.body === undefined && declaredBytes(request, limits.options.bodyLimit) > 0 && request.ip === request.socket.remoteAddress) reply.header('connection', 'close')
+  void reply.send(errorBody(429, 'Too many requests'))
+}
 
-  const rateLimitItem = (name: string, standing: Standing) => `"${name}";r=${standing.remaining};t=${standing.resetSeconds}`
-
-  function limitRequest (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    const client = clientOf(request)
+/** `onRequest` of a route charged by request: one unit of the request quota. */
+function requestLimit (limits: Limits): onRequestHookHandler {
+  const { requests, policyHeader } = limits
+  const headersBelowRemaining = limits.options.requestsPerWindow / 2
+  return function limitRequest (request, reply, done) {
+    const client = limits.clientOf(request)
     if (client === undefined) return done()
     const standing = requests.standing(client, 1)
     if (standing.retryAfterSeconds > 0) {
       reply.header('ratelimit-policy', policyHeader.request)
-      return refuse(request, reply, client, POLICY_NAMES.requests, standing.retryAfterSeconds, rateLimitItem(POLICY_NAMES.requests, standing))
+      return refuse(limits, request, reply, client, POLICY_NAMES.requests, standing.retryAfterSeconds, rateLimitItem(POLICY_NAMES.requests, standing))
     }
     requests.charge(client, 1)
     // Only once half the quota is used, as the draft allows: the headers cost a cheap route (docs/performance.md).
@@ -193,105 +213,103 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     }
     done()
   }
+}
 
-  /**
-   * A render place is held while its render may run: until the answer is sent, or until the client
-   * hangs up before the handler starts. A client that hangs up while its document renders does not
-   * stop the render, so it does not free the place either.
-   */
-  function takeRenderPlace (document: LimitedDocument, reply: FastifyReply, handling: boolean): void {
-    const { client } = document
-    rendering.set(client, (rendering.get(client) ?? 0) + 1)
-    const place: RenderPlace = { client, held: true, handling }
-    document.place = place
-    reply.raw.once('close', () => { if (!place.handling) releaseRenderPlace(place) })
-  }
-
-  function releaseRenderPlace (place: RenderPlace): void {
-    if (!place.held) return
-    place.held = false
-    const left = (rendering.get(place.client) ?? 1) - 1
-    if (left > 0) rendering.set(place.client, left)
-    else rendering.delete(place.client)
-  }
-
-  /** The body is read and the handler is next: the place is now released only once the answer is sent. */
-  function holdRenderPlaceWhileHandling (place: RenderPlace | null): void {
-    if (place === null) return
-    place.handling = true
-    if (!place.held) { // the client hung up just as its body was read: the render still runs
-      place.held = true
-      rendering.set(place.client, (rendering.get(place.client) ?? 0) + 1)
-    }
-  }
-
-  function limitDocument (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    const client = clientOf(request)
+/**
+ * `onRequest` of the Markdown route, before its body is read: a request, the declared bytes, and a render place if
+ * the body must hold more characters than the event loop renders.
+ */
+function documentLimit (limits: Limits): onRequestHookHandler {
+  const { options, requests, markdownBytes, places } = limits
+  const rateLimit = (requestsLeft: Standing, bytesLeft: Standing, rendersLeft: number): string => [
+    rateLimitItem(POLICY_NAMES.requests, requestsLeft),
+    rateLimitItem(POLICY_NAMES.markdownBytes, bytesLeft),
+    `"${POLICY_NAMES.markdownRenders}";r=${rendersLeft}`
+  ].join(', ')
+  return function limitDocument (request, reply, done) {
+    const client = limits.clientOf(request)
     if (client === undefined) return done()
     const bytes = declaredBytes(request, options.bodyLimit)
-    // Only a body that must hold more characters than the event loop renders takes a place before it is read; any other
-    // that needs a thread (longer than that, or a table of many cells) is found by limitTableDocument once read.
+    // Only a body that must hold more characters than the event loop renders takes a place before it is read; any
+    // other that needs a thread (longer than that, or a table of many cells) is found by tableLimit once read.
     const takesRenderPlace = bytes > CERTAINLY_THREADED_BYTES
-    const renders = rendering.get(client) ?? 0
+    const renders = places.taken(client)
     const requestStanding = requests.standing(client, 1)
     const bytesStanding = markdownBytes.standing(client, bytes)
     const rendersStanding: Standing = takesRenderPlace && renders >= options.markdownRendersAtOnce
       ? { remaining: 0, resetSeconds: 0, retryAfterSeconds: RENDERS_RETRY_AFTER_SECONDS }
       : { remaining: Math.max(0, options.markdownRendersAtOnce - renders - (takesRenderPlace ? 1 : 0)), resetSeconds: 0, retryAfterSeconds: 0 }
-    const rateLimit = (requestsLeft: Standing, bytesLeft: Standing, rendersLeft: number) => [
-      rateLimitItem(POLICY_NAMES.requests, requestsLeft),
-      rateLimitItem(POLICY_NAMES.markdownBytes, bytesLeft),
-      `"${POLICY_NAMES.markdownRenders}";r=${rendersLeft}`
-    ].join(', ')
-    reply.header('ratelimit-policy', policyHeader.document)
+    reply.header('ratelimit-policy', limits.policyHeader.document)
     const over = ([[POLICY_NAMES.requests, requestStanding], [POLICY_NAMES.markdownBytes, bytesStanding], [POLICY_NAMES.markdownRenders, rendersStanding]] as const)
       .filter(([, standing]) => standing.retryAfterSeconds > 0)
     if (over.length > 0) {
       // The longest wait is the one that lets the request through.
       const [policy, standing] = over.reduce((longest, next) => next[1].retryAfterSeconds > longest[1].retryAfterSeconds ? next : longest)
       // Refused, the request is charged nothing: what is left is what was left before it.
-      const uncharged = (counter: QuotaCounter, standing: Standing) => standing.retryAfterSeconds > 0 ? standing : counter.standing(client, 0)
+      const uncharged = (counter: QuotaCounter, standing: Standing): Standing => standing.retryAfterSeconds > 0 ? standing : counter.standing(client, 0)
       const rendersLeft = Math.max(0, options.markdownRendersAtOnce - renders)
-      return refuse(request, reply, client, policy, standing.retryAfterSeconds, rateLimit(uncharged(requests, requestStanding), uncharged(markdownBytes, bytesStanding), rendersLeft))
+      return refuse(limits, request, reply, client, policy, standing.retryAfterSeconds, rateLimit(uncharged(requests, requestStanding), uncharged(markdownBytes, bytesStanding), rendersLeft))
     }
     requests.charge(client, 1)
     markdownBytes.charge(client, bytes)
     const document: LimitedDocument = { client, bytes, place: null }
     request.fairShareDocument = document
-    if (takesRenderPlace) takeRenderPlace(document, reply, false)
+    if (takesRenderPlace) document.place = places.take(client, reply.raw, false)
     reply.header('ratelimit', rateLimit(requestStanding, bytesStanding, rendersStanding.remaining))
     done()
   }
+}
 
-  /** A small padded table may need a thread (docs/decisions.md, "Fair share"): takes a place, charged by its cells. */
-  function limitTableDocument (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+/**
+ * `preHandler` of the Markdown route, its body read: a small padded table may need a thread (docs/decisions.md,
+ * "Fair share"), and takes a place, charged by its cells.
+ */
+function tableLimit (limits: Limits): preHandlerHookHandler {
+  const { options, markdownBytes, places } = limits
+  return function limitTableDocument (request, reply, done) {
     const document = request.fairShareDocument
     if (document === null) return done()
-    holdRenderPlaceWhileHandling(document.place)
+    if (document.place !== null) places.holdWhileHandling(document.place)
     const markdown = (request.body as { markdown?: unknown } | undefined)?.markdown
     if (document.place !== null || typeof markdown !== 'string' || rendersQuickly(markdown)) return done()
     const { client, bytes } = document
-    if ((rendering.get(client) ?? 0) >= options.markdownRendersAtOnce) {
-      return refuse(request, reply, client, POLICY_NAMES.markdownRenders, RENDERS_RETRY_AFTER_SECONDS, `"${POLICY_NAMES.markdownRenders}";r=0`)
+    if (places.taken(client) >= options.markdownRendersAtOnce) {
+      return refuse(limits, request, reply, client, POLICY_NAMES.markdownRenders, RENDERS_RETRY_AFTER_SECONDS, `"${POLICY_NAMES.markdownRenders}";r=0`)
     }
     const cost = Math.max(0, Math.min(possibleTableCells(markdown) * BYTES_PER_TABLE_CELL, options.bodyLimit) - bytes)
     const standing = markdownBytes.standing(client, cost)
     if (standing.retryAfterSeconds > 0) {
-      return refuse(request, reply, client, POLICY_NAMES.markdownBytes, standing.retryAfterSeconds, rateLimitItem(POLICY_NAMES.markdownBytes, standing))
+      return refuse(limits, request, reply, client, POLICY_NAMES.markdownBytes, standing.retryAfterSeconds, rateLimitItem(POLICY_NAMES.markdownBytes, standing))
     }
     markdownBytes.charge(client, cost)
-    takeRenderPlace(document, reply, true)
+    document.place = places.take(client, reply.raw, true)
     done()
   }
+}
 
-  const releaseAfterRender: onSendHookHandler = (request, _reply, payload, done) => {
+/** `onSend` of the Markdown route: the answer is out, the render place free. */
+function placeRelease (limits: Limits): onSendHookHandler {
+  return function releaseAfterRender (request, _reply, payload, done) {
     const place = request.fairShareDocument?.place
-    if (place != null) releaseRenderPlace(place)
+    if (place != null) limits.places.release(place)
     done(null, payload)
   }
+}
+
+/**
+ * Each client's fair share of the API (docs/decisions.md, "Fair share"), decided in `onRequest`, before the body
+ * is read: this wires the hooks above into every API route by its `config.fairShare`.
+ */
+export default fp(async function fairShare (fastify: FastifyInstance, options: FairShareOptions) {
+  const limits = limitsFor(options, fastify.log)
+  if (options.redisUrl !== undefined) {
+    shareThroughRedis(fastify, options.redisUrl, [limits.requests, limits.markdownBytes], options.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS)
+  }
+  const hookFor: Record<FairShareCharge, onRequestHookHandler> = { request: requestLimit(limits), document: documentLimit(limits) }
+  const limitTable = tableLimit(limits)
+  const releasePlace = placeRelease(limits)
 
   fastify.decorateRequest('fairShareDocument', null)
-  const hookFor: Record<FairShareCharge, onRequestHookHandler> = { request: limitRequest, document: limitDocument }
   fastify.addHook('onRoute', (route) => {
     const charge = route.config?.fairShare
     if (charge === undefined) {
@@ -300,10 +318,10 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
     }
     route.onRequest = [...[route.onRequest ?? []].flat(), hookFor[charge]]
     if (charge === 'document') {
-      route.preHandler = [limitTableDocument, ...[route.preHandler ?? []].flat()]
-      route.onSend = [...[route.onSend ?? []].flat(), releaseAfterRender]
+      route.preHandler = [limitTable, ...[route.preHandler ?? []].flat()]
+      route.onSend = [...[route.onSend ?? []].flat(), releasePlace]
     }
   })
 
-  fastify.decorate('fairShare', { refusals: () => refusals.values() } satisfies FairShare)
+  fastify.decorate('fairShare', { refusals: () => limits.refusals.counts() } satisfies FairShare)
 }, { name: 'fair-share', dependencies: ['errors'] })

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Gauge } from 'prom-client'
-import { HttpError } from './errors.js'
+import { HttpError } from '../lib/http/errors.js'
 import { unavailabilityReason } from '../lib/store/unavailable.js'
 import { errorResponses, ref, Status } from '../schemas/common.js'
 
@@ -9,7 +9,7 @@ import { errorResponses, ref, Status } from '../schemas/common.js'
 async function unreadiness (fastify: FastifyInstance): Promise<{ message: string, error?: unknown } | undefined> {
   if (fastify.draining) return { message: 'Shutting down' }
   try {
-    await fastify.store.ping()
+    await fastify.database.ping()
   } catch (error) {
     return { message: 'Database unavailable', error }
   }
@@ -48,4 +48,4 @@ export default fp(async function health (fastify: FastifyInstance) {
     registers: [fastify.metricsRegistry],
     async collect () { this.set((await unreadiness(fastify)) === undefined ? 1 : 0) }
   })
-}, { name: 'health', dependencies: ['store', 'drain', 'metrics'] })
+}, { name: 'health', dependencies: ['database', 'drain', 'metrics'] })

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { setTimeout as sleep } from 'node:timers/promises'
 import fp from 'fastify-plugin'
-import { HttpError } from './errors.js'
+import { HttpError } from '../lib/http/errors.js'
 import { connectRedis } from './redis-connection.js'
 import { StoreOutageLog } from '../lib/store/outage-log.js'
 import {

@@ -4,22 +4,16 @@ import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'
-import { HttpError } from './errors.js'
+import { HttpError } from '../lib/http/errors.js'
 import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown, type MarkdownFeatures } from '../lib/markdown/render.js'
-import type { RenderTask } from '../lib/markdown/render-task.js'
-import type { MarkdownHtml } from '../schemas/markdown.js'
+import type { RenderedMarkdown, RenderTask } from '../lib/markdown/render-task.js'
+import { rendersQuickly } from '../lib/markdown/event-loop-bounds.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     markdown: MarkdownRenderer
   }
 }
-
-/**
- * The route's 200 answer: `{ data }`, for Fastify to serialize, or, from a thread, the same JSON
- * already encoded (lib/markdown/render-task.ts says why).
- */
-export type RenderedMarkdown = MarkdownHtml | Uint8Array
 
 export interface MarkdownRenderer {
   /** lib/markdown/render.ts's HTML, as the route answers it: small documents at once, others in a thread; 503 while too much is waiting. */
@@ -45,61 +39,6 @@ const RENDER_THREADS = Math.max(1, availableParallelism() - 1)
 
 /** How long a render thread stays after its last render: an idle replica holds none. */
 const RENDER_THREAD_IDLE_MS = 10_000
-
-/**
- * Documents up to this many characters render on the event loop, where they cost no hand-off to a
- * thread, since even the slowest shape takes a few milliseconds at this size (docs/performance.md, "Render threads").
- */
-export const MAX_EVENT_LOOP_RENDER_LENGTH = 8192
-/**
- * A table pads each short row to its header's width, so a few KB of table can be tens of thousands of
- * cells: a document that could hold more (lines × the most `|` on a line) goes to a thread whatever its size.
- */
-const MAX_EVENT_LOOP_TABLE_CELLS = 4096
-/** Formulas cost KaTeX microseconds each, so a small document full of them goes to a thread too. */
-const MAX_EVENT_LOOP_DOLLARS = 128
-
-function holdsMoreDollarsThan (source: string, limit: number): boolean {
-  let count = 0
-  for (let dollar = source.indexOf('$'); dollar !== -1; dollar = source.indexOf('$', dollar + 1)) if (++count > limit) return true
-  return false
-}
-
-/** Whether `source` renders in a few milliseconds at most, so the event loop may do it. */
-export function rendersQuickly (source: string): boolean {
-  if (source.length > MAX_EVENT_LOOP_RENDER_LENGTH) return false
-  if (holdsMoreDollarsThan(source, MAX_EVENT_LOOP_DOLLARS)) return false
-  // A table needs a `|` on its header line: without one, there are no cells to pad.
-  return !source.includes('|') || possibleTableCells(source) <= MAX_EVENT_LOOP_TABLE_CELLS
-}
-
-/**
- * Lines (ended by LF or CR) times one more than the most `|` on a line. Found with `indexOf`,
- * which scans natively: a loop over every character cost more than a 5 KB document's parse.
- */
-export function possibleTableCells (source: string): number {
-  let lines = 1
-  let widest = 0
-  let pipesOnLine = 0
-  let pipe = source.indexOf('|')
-  let newline = source.indexOf('\n')
-  let carriageReturn = source.indexOf('\r')
-  for (;;) {
-    const lineEnd = newline === -1 ? carriageReturn : carriageReturn === -1 ? newline : Math.min(newline, carriageReturn)
-    if (pipe !== -1 && (lineEnd === -1 || pipe < lineEnd)) {
-      pipesOnLine++
-      pipe = source.indexOf('|', pipe + 1)
-    } else if (lineEnd === -1) {
-      return lines * (Math.max(widest, pipesOnLine) + 1)
-    } else {
-      lines++
-      widest = Math.max(widest, pipesOnLine)
-      pipesOnLine = 0
-      if (lineEnd === newline) newline = source.indexOf('\n', lineEnd + 1)
-      else carriageReturn = source.indexOf('\r', lineEnd + 1)
-    }
-  }
-}
 
 export interface MarkdownRendererOptions {
   /** What a render does beyond GFM (MARKDOWN_RAW_HTML, MARKDOWN_HIGHLIGHT, MARKDOWN_MATH); all of it by default. */

@@ -117,15 +117,15 @@ export default fp(async function metrics (fastify: FastifyInstance) {
       for (const [cause, pruned] of Object.entries(fastify.sessions.pruned)) this.inc({ cause }, grown(`ended: ${cause}`, pruned))
     }
   })
-  if (fastify.directory.countersTold !== undefined) {
+  if (fastify.users.countersTold !== undefined) {
     new Gauge({
       name: 'meridian_database_notifications_live',
       help: 'Whether the replica learns of changes to the users from PostgreSQL notifications (1) or reads the user counters per request (0)',
       registers: [registry],
-      collect () { this.set(fastify.directory.countersTold === true ? 1 : 0) }
+      collect () { this.set(fastify.users.countersTold === true ? 1 : 0) }
     })
   }
-  const pool = fastify.store.pool
+  const pool = fastify.database.pool
   if (pool !== undefined) {
     new Gauge({
       name: 'meridian_database_pool_connections',
@@ -140,7 +140,7 @@ export default fp(async function metrics (fastify: FastifyInstance) {
     })
   }
   fastify.decorate('metricsRegistry', registry)
-}, { name: 'metrics', dependencies: ['errors', 'store', 'directory', 'markdown-renderer', 'login-throttle', 'sessions', 'fair-share'] })
+}, { name: 'metrics', dependencies: ['unrouted', 'database', 'users', 'markdown-renderer', 'login-throttle', 'sessions', 'fair-share'] })
 
 /** Serves `GET /metrics` of `app` on an address of its own; the caller closes it. */
 export async function listenForMetrics (app: FastifyInstance, host: string, port: number): Promise<Server> {

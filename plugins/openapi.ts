@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { COMPRESSED } from './compression.js'
+import { COMPRESSED } from '../lib/http/compressed.js'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { type OpenApiDocument, withOperationExamples } from './openapi-examples.js'

@@ -40,8 +40,8 @@ export interface Sessions {
  * holds (lib/auth/open-sessions.ts); ended and expired ones are pruned every minute, first at the start.
  */
 export default fp(async function sessions (fastify: FastifyInstance, options: SessionsOptions) {
-  const store = fastify.store.sessions
-  const openSessions = new OpenSessions(store, () => fastify.directory.latest?.sessionsVersion)
+  const store = fastify.database.sessions
+  const openSessions = new OpenSessions(store, () => fastify.users.latest?.sessionsVersion)
   const pruner = new SessionPruner(store, PRUNE_INTERVAL_MS,
     (error) => { fastify.log.warn({ err: error }, 'could not prune ended sessions; will try again') })
   let started = 0
@@ -70,4 +70,4 @@ export default fp(async function sessions (fastify: FastifyInstance, options: Se
   fastify.addHook('onReady', async () => { pruner.start() })
   // Runs before the store's own onClose (hooks close in reverse order), while it can still write.
   fastify.addHook('onClose', async () => { await pruner.close() })
-}, { name: 'sessions', dependencies: ['store', 'directory'] })
+}, { name: 'sessions', dependencies: ['database', 'users'] })

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { HttpError } from './errors.js'
-import type { UserRecord } from '../lib/store/user-store.js'
+import { ACCESS_TOKEN_REFUSED, HttpError } from '../lib/http/errors.js'
+import type { UserRecord } from '../lib/store/database.js'
 import { InvalidTokenError, TokenService, type TokenServiceOptions, type TokenSession, type TokenUse } from '../lib/auth/tokens.js'
 
 declare module 'fastify' {
@@ -26,8 +26,6 @@ declare module 'fastify' {
   }
 }
 
-export const ACCESS_TOKEN_REFUSED = 'Token expired or invalid'
-
 /**
  * Token issue and verification. A token holds only while its user exists, its version matches
  * the user's (a password change raises it) and its session is open, so removal and password
@@ -43,7 +41,7 @@ export default fp(async function tokens (fastify: FastifyInstance, options: Toke
   async function holderOf (token: unknown, use: TokenUse): Promise<{ user: UserRecord, session: TokenSession | null }> {
     const verified = service.verify(token, use)
     // First: it waits for the request's read of the counters, which the session check relies on.
-    const user = await fastify.directory.user(verified.userId)
+    const user = await fastify.users.user(verified.userId)
     if (user === undefined) throw new InvalidTokenError('user removed')
     if (user.tokenVersion !== verified.tokenVersion) throw new InvalidTokenError('issued before a password change')
     if (verified.sessionId === null) return { user, session: null }
@@ -71,4 +69,4 @@ export default fp(async function tokens (fastify: FastifyInstance, options: Toke
     (request.body as Record<string, unknown> | undefined)?.access_token,
   () => new HttpError(403, ACCESS_TOKEN_REFUSED))
   fastify.decorate('requireAccessToken', accessGuard)
-}, { name: 'tokens', dependencies: ['directory', 'sessions'] })
+}, { name: 'tokens', dependencies: ['users', 'sessions'] })

@@ -2,6 +2,12 @@ import { move } from 'piscina'
 import { renderSafeMarkdown, type MarkdownFeatures } from './render.js'
 import type { MarkdownHtml } from '../../schemas/markdown.js'
 
+/**
+ * The route's 200 answer: `{ data }`, for Fastify to serialize, or, from a thread, the same JSON
+ * already encoded (renderTask says why).
+ */
+export type RenderedMarkdown = MarkdownHtml | Uint8Array
+
 export interface RenderTask { source: string, features: MarkdownFeatures }
 
 /**

@@ -1,5 +1,5 @@
 import { hashPassword } from '../auth/passwords.js'
-import type { NewUser, UserStore } from '../store/user-store.js'
+import type { NewUser, Database } from '../store/database.js'
 
 export const DEMO_USERNAME = 'demo'
 export const DEMO_PASSWORD = 'meridian-demo'
@@ -31,7 +31,7 @@ function demoUser (i: number, passwordHash: string): NewUser {
  * Fills an empty database with demo users, all with the demo password, so that a new
  * checkout has someone to log in as and enough users to page through. Returns how many it made.
  */
-export async function ensureDemoUsers (store: UserStore): Promise<number> {
+export async function ensureDemoUsers (store: Database): Promise<number> {
   if (await store.count() > 0) return 0
   // One hash for all: they share the published demo password, and each argon2 hash takes 19 MiB.
   const hash = await hashPassword(DEMO_PASSWORD)

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { NewUser, UserStore } from '../store/user-store.js'
+import type { NewUser, Database } from '../store/database.js'
 
 const FIRST_NAMES = [
   'Ada', 'Grace', 'Alan', 'Katherine', 'Edsger', 'Barbara', 'Donald', 'Frances', 'Ken', 'Radia', 'Hedy', 'Claude',
@@ -53,7 +53,7 @@ export interface SeedOptions {
 }
 
 /** Inserts `count` plausible users in batches; returns the run marker in their usernames. */
-export async function seedUsers (store: UserStore, options: SeedOptions): Promise<string> {
+export async function seedUsers (store: Database, options: SeedOptions): Promise<string> {
   // 8 columns a row: 4,000 rows stay under SQLite's 32,766 and PostgreSQL's 65,535 parameters.
   const { count, passwordHash, batchSize = 4000, onProgress } = options
   const run = randomBytes(4).toString('hex')

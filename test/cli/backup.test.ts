@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import BetterSqlite3 from '../../lib/store/better-sqlite3.js'
-import { UserStore, type NewUser } from '../../lib/store/user-store.js'
+import { Database, type NewUser } from '../../lib/store/database.js'
 import { addUser, build, login, TEST_JWT_SECRET } from '../support/helper.js'
 import { type CliResult, runMeridian } from '../support/meridian.js'
 import { createPostgresDatabase, postgresSkip, postgresUrl } from '../support/postgres.js'
@@ -66,7 +66,7 @@ t.test('meridian backup copies the live SQLite database under write load, and re
   const directory = t.testdir()
   const file = join(directory, 'live.db')
   const url = `sqlite:${file}`
-  const store = UserStore.open(url)
+  const store = Database.open(url)
   await store.migrate()
 
   // A writer as a busy service is one: a user and a session for them, again and again, each committed.
@@ -166,9 +166,9 @@ t.test('on PostgreSQL, backup points to pg_dump, and the guide\'s pg_dump and pg
 
   const restored = await build(t, { DATABASE_URL: target.url })
   t.ok((await login(restored, 'dumped', 'dumped-password')).access_token, 'the restored database serves the user')
-  const counters = await restored.store.counters()
+  const counters = await restored.database.counters()
   t.equal(counters.userCount, 1, 'with its counters')
   t.equal(counters.sessionsVersion, 0)
-  await restored.store.changePassword('dumped', 'x')
-  t.ok((await restored.store.counters()).credentialsVersion > counters.credentialsVersion, 'and its triggers')
+  await restored.database.changePassword('dumped', 'x')
+  t.ok((await restored.database.counters()).credentialsVersion > counters.credentialsVersion, 'and its triggers')
 })

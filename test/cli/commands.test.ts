@@ -20,7 +20,7 @@ t.before(() => {
 
 t.test('user add, passwd and remove work on the database of a running app', async (t) => {
   const app = await build(t)
-  const env = { DATABASE_URL: `sqlite:${app.store.sqliteFile as string}`, JWT_SECRET: TEST_JWT_SECRET }
+  const env = { DATABASE_URL: `sqlite:${app.database.sqliteFile as string}`, JWT_SECRET: TEST_JWT_SECRET }
   const loginAs = async (password: string) => await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'cli-user', password } })
 
   const added = await meridian(['user', 'add', '--username', 'cli-user', '--name', 'Cli User', '--birthdate', '1980-05-05', '--gender', 'female', '--short-desc', 'Made by the CLI'], env, 'first-password\n')
@@ -57,7 +57,7 @@ t.test('user add, passwd and remove work on the database of a running app', asyn
 /** `user sessions` and `user logout` on a running app's database: listed without a token, ended at once. */
 async function sessionsFromTheCli (t: Test, env: Record<string, string>) {
   const app = await build(t, env)
-  const cliEnv = { JWT_SECRET: TEST_JWT_SECRET, DATABASE_URL: env.DATABASE_URL ?? `sqlite:${app.store.sqliteFile as string}` }
+  const cliEnv = { JWT_SECRET: TEST_JWT_SECRET, DATABASE_URL: env.DATABASE_URL ?? `sqlite:${app.database.sqliteFile as string}` }
   await addUser(app, { username: 'ada', password: 'ada-password' })
   await addUser(app, { username: 'grace', password: 'grace-password' })
   const none = await meridian(['user', 'sessions', 'ada'], cliEnv)
@@ -170,13 +170,13 @@ t.test('serve started while PostgreSQL is away exits 1 with one line (docs/decis
 /** `user seed` into a running app's database: the users can log in, and count and pages are right. */
 async function seedIntoRunningApp (t: Test, env: Record<string, string>) {
   const app = await build(t, env)
-  const cliEnv = { JWT_SECRET: TEST_JWT_SECRET, DATABASE_URL: env.DATABASE_URL ?? `sqlite:${app.store.sqliteFile as string}` }
+  const cliEnv = { JWT_SECRET: TEST_JWT_SECRET, DATABASE_URL: env.DATABASE_URL ?? `sqlite:${app.database.sqliteFile as string}` }
   const seeded = await meridian(['user', 'seed', '--count', '9001'], cliEnv, 'seeded-password\n')
   t.equal(seeded.code, 0, seeded.stderr)
   const [, run] = /added 9001 users named seed-([0-9a-f]+)-0 to seed-\1-9000/.exec(seeded.stdout) ?? []
   t.ok(run, seeded.stdout)
   t.match(seeded.stderr, /seeded 9001 of 9001 users/, 'progress on standard error')
-  t.equal(await app.store.count(), 9001)
+  t.equal(await app.database.count(), 9001)
 
   const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: `seed-${run as string}-4500`, password: 'seeded-password' } })
   t.equal(login.statusCode, 200, 'a seeded user logs in with the password read once')
@@ -189,7 +189,7 @@ async function seedIntoRunningApp (t: Test, env: Record<string, string>) {
   t.ok(new Set(users.map((user) => user.name)).size > 50, 'varied names')
   const again = await meridian(['user', 'seed', '--count', '10'], cliEnv, 'other\n')
   t.equal(again.code, 0, 'a second run never clashes with the first')
-  t.equal(await app.store.count(), 9011)
+  t.equal(await app.database.count(), 9011)
 
   // The server caches pages, the ids every 500 positions and the count: a change by the CLI shows at once.
   const lastPage = async () => (await app.inject({ url: `/api/user/list?access_token=${token}&page=91&per_page=100` })).json()

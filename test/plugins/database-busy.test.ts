@@ -40,7 +40,7 @@ t.test('a write lock held by another process: the event loop keeps turning, read
   const { access_token: token } = await login(app, 'ada', 'correct horse')
   // A login with an outdated hash writes the new one: a request that needs the write lock.
   const weakHash = await argon2.hash('old but right', { type: argon2.argon2id, memoryCost: 4096, timeCost: 1, parallelism: 1 })
-  await app.store.add({ username: 'old', passwordHash: weakHash, name: 'Old', birthdate: '1970-01-01', gender: 'x', shortDesc: '' })
+  await app.database.add({ username: 'old', passwordHash: weakHash, name: 'Old', birthdate: '1970-01-01', gender: 'x', shortDesc: '' })
   const loginOld = async () => await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'old', password: 'old but right' } })
   const list = async () => await app.inject({ url: `/api/user/list?access_token=${token}` })
   const live = async () => await app.inject({ url: '/health/live' })
@@ -49,7 +49,7 @@ t.test('a write lock held by another process: the event loop keeps turning, read
   // so that the stalls measured below are the lock's.
   for (const warmUp of [list, live, sun]) await warmUp()
 
-  const lock = await writeLockHeldByAnotherProcess(t, app.store.sqliteFile as string)
+  const lock = await writeLockHeldByAnotherProcess(t, app.database.sqliteFile as string)
   const eventLoop = watchEventLoopStalls()
 
   const writeStarted = performance.now()
@@ -73,7 +73,7 @@ t.test('a write lock held by another process: the event loop keeps turning, read
   t.ok(waitedMs >= LOCK_WAIT_MS, `after waiting ${waitedMs.toFixed(0)} ms for the lock`)
   t.equal((await graceWaiting).statusCode, 503, 'so does a login, which starts a session')
   await activityWrite
-  const grace = await app.store.findByUsername('grace')
+  const grace = await app.database.findByUsername('grace')
   t.equal(grace?.lastSeenAt, null, 'a login refused records no activity')
 
   lock.release()
@@ -84,8 +84,8 @@ t.test('a write lock held by another process: the event loop keeps turning, read
 
   t.equal((await loginOld()).statusCode, 200, 'once released, the write succeeds')
   t.equal((await loginGrace()).statusCode, 200, 'and a login')
-  t.not((await app.store.findByUsername('old'))?.passwordHash, weakHash, 'and is stored')
+  t.not((await app.database.findByUsername('old'))?.passwordHash, weakHash, 'and is stored')
   await app.activity.flush()
-  t.type((await app.store.findById(grace?.id ?? 0))?.lastSeenAt, 'number', 'the activity is written at the next interval')
-  t.type((await app.store.findById(ada.id))?.lastSeenAt, 'number')
+  t.type((await app.database.findById(grace?.id ?? 0))?.lastSeenAt, 'number', 'the activity is written at the next interval')
+  t.type((await app.database.findById(ada.id))?.lastSeenAt, 'number')
 })

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream'
 import t from 'tap'
 import { build, buildUnready, stallEventLoop } from '../support/helper.js'
-import { describeValidationError } from '../../plugins/errors.js'
+import { describeValidationError } from '../../lib/http/errors.js'
 
 t.test('an unknown route answers 404 Not found with the error body', async (t) => {
   const app = await buildUnready(t)

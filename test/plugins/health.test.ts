@@ -13,7 +13,7 @@ t.test('live answers while the process runs; ready follows the database', async 
   t.same(live.json(), { status: 'ok' })
   t.same((await app.inject({ url: '/health/ready' })).json(), { status: 'ok' })
 
-  await app.store.close()
+  await app.database.close()
   const notReady = await app.inject({ url: '/health/ready' })
   t.equal(notReady.statusCode, 503)
   t.same(notReady.json(), { error: { code: 503, message: 'Database unavailable' } })

@@ -41,13 +41,13 @@ t.test('successful logins do not use up the address allowance', async (t) => {
 t.test('logins the database could not check do not count as failures', async (t) => {
   const app = await build(t, {}, { loginThrottle: { maxFailuresPerUsername: 2, maxFailuresPerAddress: 2 } })
   await addUser(app, { username: 'ada', password: 'right' })
-  const findByUsername = app.store.findByUsername
-  app.store.findByUsername = async () => { throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' }) }
+  const findByUsername = app.database.findByUsername
+  app.database.findByUsername = async () => { throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' }) }
   for (let i = 0; i < 5; i++) {
     const response = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'ada', password: 'right' } })
     t.equal(response.statusCode, 503, `login ${i + 1} during the outage`)
   }
-  app.store.findByUsername = findByUsername
+  app.database.findByUsername = findByUsername
   const response = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'ada', password: 'right' } })
   t.equal(response.statusCode, 200, 'the outage locked nobody out')
 })

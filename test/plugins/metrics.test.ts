@@ -66,7 +66,7 @@ t.test('the PostgreSQL pool is measured', { skip: postgresSkip }, async (t) => {
 t.test('readiness is a gauge: 1 while /health/ready answers 200, 0 once it answers 503', async (t) => {
   const app = await build(t)
   t.match(await app.metricsRegistry.metrics(), /\nmeridian_ready 1\n/)
-  await app.store.close()
+  await app.database.close()
   t.equal((await app.inject({ url: '/health/ready' })).statusCode, 503)
   t.match(await app.metricsRegistry.metrics(), /\nmeridian_ready 0\n/)
 })

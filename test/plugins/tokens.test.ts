@@ -9,7 +9,7 @@ t.test('key rotation across a redeploy: old tokens work until their key is dropp
   const before = await build(t)
   await addUser(before, { username: 'ada', password: 'correct horse' })
   const old = await login(before, 'ada', 'correct horse')
-  const dbFile = before.store.sqliteFile as string
+  const dbFile = before.database.sqliteFile as string
   await before.close()
 
   const rotated = await build(t, { DATABASE_URL: `sqlite:${dbFile}`, JWT_SECRET: NEW_SECRET, JWT_PREVIOUS_SECRETS: `${TEST_JWT_SECRET},${UNRELATED_SECRET}` })

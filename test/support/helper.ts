@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, type BuildOptions } from '../../app.js'
 import { type Config, loadConfig } from '../../config.js'
 import { hashPassword } from '../../lib/auth/passwords.js'
-import type { UserRecord } from '../../lib/store/user-store.js'
+import type { UserRecord } from '../../lib/store/database.js'
 import { checkResponsesAgainstDocument } from './conformance.js'
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-at-least-32-characters-long'
@@ -61,7 +61,7 @@ export interface TestUserInput {
 }
 
 export async function addUser (app: FastifyInstance, input: TestUserInput): Promise<UserRecord> {
-  return await app.store.add({
+  return await app.database.add({
     username: input.username,
     passwordHash: await hashPassword(input.password),
     name: input.name ?? input.username,

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { LoginRequest, TokenPair } from '../../../schemas/auth.js'
 import { apiErrors, bodyErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
-import { HttpError } from '../../../plugins/errors.js'
+import { HttpError } from '../../../lib/http/errors.js'
 import { hashPassword, needsRehash, prepareDummyHash, verifyAgainstDummy, verifyPassword } from '../../../lib/auth/passwords.js'
 
 const login: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -25,7 +25,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     const { username, password } = request.body
     await fastify.loginThrottle.attempt(request, username)
 
-    const user = await fastify.store.findByUsername(username).catch(async (error: unknown) => {
+    const user = await fastify.database.findByUsername(username).catch(async (error: unknown) => {
       await fastify.loginThrottle.abandoned(request, username)
       throw error
     })
@@ -39,7 +39,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
 
     await fastify.loginThrottle.succeeded(request, username)
     if (needsRehash(user.passwordHash)) {
-      await fastify.store.replacePasswordHash(user.id, user.passwordHash, await hashPassword(password))
+      await fastify.database.replacePasswordHash(user.id, user.passwordHash, await hashPassword(password))
     }
     const session = await fastify.sessions.start(user.id)
     fastify.activity.seen(user.id)

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AccessTokenGrant, RefreshRequest } from '../../../schemas/auth.js'
 import { apiErrors, bodyErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
-import { HttpError } from '../../../plugins/errors.js'
+import { HttpError } from '../../../lib/http/errors.js'
 
 const REFRESH_TOKEN_REFUSED = 'Invalid refresh token'
 

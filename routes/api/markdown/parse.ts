@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { COMPRESSED } from '../../../plugins/compression.js'
+import { COMPRESSED } from '../../../lib/http/compressed.js'
 import { apiErrors, bodyErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { WHAT_IS_RENDERED } from '../../../lib/markdown/features.js'
 import { MarkdownHtml, MarkdownRequest } from '../../../schemas/markdown.js'
-import type { RenderedMarkdown } from '../../../plugins/markdown-renderer.js'
+import type { RenderedMarkdown } from '../../../lib/markdown/render-task.js'
 
 const parse: FastifyPluginAsyncTypebox = async (fastify) => {
   // The answer is the schema's object, or (from a render thread) its JSON already encoded, which Fastify sends as it is.

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { COMPRESSED } from '../../../plugins/compression.js'
+import { COMPRESSED } from '../../../lib/http/compressed.js'
 import { apiErrors, DEFAULT_PER_PAGE, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { UserListQuery, UserPage } from '../../../schemas/user.js'
 import { agesOn, isOnline, linkedPages, pageWindow, totalPages } from '../../../lib/users/listing.js'
-import type { DirectoryEntry } from '../../../lib/store/user-store.js'
-import { ACCESS_TOKEN_REFUSED } from '../../../plugins/tokens.js'
+import type { DirectoryEntry } from '../../../lib/store/database.js'
+import { ACCESS_TOKEN_REFUSED } from '../../../lib/http/errors.js'
 
 const LIST_PATH = '/api/user/list'
 
@@ -37,7 +37,7 @@ const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options
     const { page, per_page: perPage } = request.query as Required<typeof request.query>
     const { offset, limit } = pageWindow(page, perPage)
     // The count and the users from one snapshot: the answer never disagrees with itself.
-    const { userCount: total, users } = await fastify.directory.page(offset, limit)
+    const { userCount: total, users } = await fastify.users.page(offset, limit)
     const lastPage = totalPages(total, perPage)
     const now = new Date()
     const ageOf = agesOn(now)

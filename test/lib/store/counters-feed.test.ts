@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { HEARTBEAT_MS, SILENCE_MS } from '../../../lib/store/counters-feed.js'
-import { UserStore, type NewUser, type UserCounters } from '../../../lib/store/user-store.js'
+import { Database, type NewUser, type UserCounters } from '../../../lib/store/database.js'
 import { postgresDatabase, postgresSkip } from '../../support/postgres.js'
 import { TcpProxy } from '../../support/tcp-proxy.js'
 
@@ -21,7 +21,7 @@ async function within (boundMs: number, check: () => boolean): Promise<number | 
 /** A migrated database, a store to change it with (another replica, the CLI), and a way to open more stores on it. */
 async function database (t: Test) {
   const url = await postgresDatabase(t, 'meridian_feed')
-  const writer = UserStore.open(url)
+  const writer = Database.open(url)
   await writer.migrate()
   t.teardown(async () => { await writer.close() })
   return { url, writer }
@@ -33,7 +33,7 @@ const moved = (before: UserCounters | undefined, now: UserCounters | undefined, 
 t.test('the counters feed on PostgreSQL', { skip: postgresSkip }, async (t) => {
   await t.test('each change committed elsewhere is told at once, not at the next heartbeat', async (t) => {
     const { url, writer } = await database(t)
-    const replica = UserStore.open(url)
+    const replica = Database.open(url)
     // Heartbeats far apart: only a notification can tell the changes in time.
     const feed = replica.countersFeed({}, { heartbeatMs: 60_000, silenceMs: 120_000 })!
     t.teardown(async () => { await feed.close(); await replica.close() })
@@ -61,7 +61,7 @@ t.test('the counters feed on PostgreSQL', { skip: postgresSkip }, async (t) => {
 
   await t.test('a killed listening connection: nothing vouched for until it listens again, and nothing missed meanwhile', async (t) => {
     const { url, writer } = await database(t)
-    const replica = UserStore.open(url)
+    const replica = Database.open(url)
     const events: string[] = []
     const feed = replica.countersFeed({ lost: () => events.push('lost'), listening: () => events.push('listening') })!
     t.teardown(async () => { await feed.close(); await replica.close() })
@@ -88,7 +88,7 @@ t.test('the counters feed on PostgreSQL', { skip: postgresSkip }, async (t) => {
     t.teardown(async () => { await proxy.close() })
     const throughProxy = new URL(url)
     throughProxy.port = String(proxy.port)
-    const replica = UserStore.open(throughProxy.toString())
+    const replica = Database.open(throughProxy.toString())
     const feed = replica.countersFeed()!
     t.teardown(async () => { await feed.close(); await replica.close() })
     feed.start()

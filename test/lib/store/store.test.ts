@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import BetterSqlite3 from '../../../lib/store/better-sqlite3.js'
 import pg from 'pg'
-import { ANCHOR_STEPS_PER_TURN, UserStore, UsernameTakenError, type NewUser } from '../../../lib/store/user-store.js'
+import { ANCHOR_STEPS_PER_TURN, Database, UsernameTakenError, type NewUser } from '../../../lib/store/database.js'
 import { build } from '../../support/helper.js'
 import { postgresDatabase, postgresSkip } from '../../support/postgres.js'
 
@@ -12,7 +12,7 @@ const newUser = (username: string, overrides: Partial<NewUser> = {}): NewUser =>
 
 /** The same behaviour is asked of every database the store speaks. */
 async function storeContract (t: Test, databaseUrl: string) {
-  const store = UserStore.open(databaseUrl)
+  const store = Database.open(databaseUrl)
   t.teardown(async () => { await store.close() })
   const notifications = databaseUrl.startsWith('postgres') ? ['0005_counters_notify'] : []
   t.same(await store.migrate(), ['0001_users', '0002_user_stats', '0003_user_counters', '0004_sessions', ...notifications], 'the migrations apply')
@@ -76,7 +76,7 @@ async function storeContract (t: Test, databaseUrl: string) {
 
 /** Sessions: started, used, ended once by each cause, counted by the sessions version, pruned. */
 async function sessionsContract (t: Test, databaseUrl: string) {
-  const store = UserStore.open(databaseUrl)
+  const store = Database.open(databaseUrl)
   t.teardown(async () => { await store.close() })
   await store.migrate()
   const { sessions } = store
@@ -145,7 +145,7 @@ t.test('SQLite sessions', async (t) => {
 
 t.test('migration 0002 on an embedded database that already has users counts them, and survives a run stopped before it was recorded', async (t) => {
   const file = join(t.testdir(), 'upgrade.db')
-  const first = UserStore.open(`sqlite:${file}`)
+  const first = Database.open(`sqlite:${file}`)
   await first.migrate()
   await first.addMany([newUser('a'), newUser('b'), newUser('c')])
   await first.close()
@@ -154,7 +154,7 @@ t.test('migration 0002 on an embedded database that already has users counts the
   raw.exec([...asOfMigration0003.sqlite,
     "DELETE FROM kysely_migration WHERE name IN ('0002_user_stats', '0003_user_counters'); DROP VIEW user_stats; DROP TRIGGER users_inserted; DROP TRIGGER users_deleted; DROP TRIGGER users_revoked; DROP TABLE user_counters"].join(';'))
   raw.close()
-  const store = UserStore.open(`sqlite:${file}`)
+  const store = Database.open(`sqlite:${file}`)
   t.teardown(async () => { await store.close() })
   t.same(await store.migrate(), ['0002_user_stats', '0003_user_counters', '0004_sessions'])
   t.match(await store.counters(), { userCount: 3 }, 'the users already there are counted')
@@ -163,7 +163,7 @@ t.test('migration 0002 on an embedded database that already has users counts the
 })
 
 t.test('on SQLite, reading the page anchors lets the event loop turn every few steps instead of holding it to the end', async (t) => {
-  const store = UserStore.open(`sqlite:${join(t.testdir(), 'anchors.db')}`)
+  const store = Database.open(`sqlite:${join(t.testdir(), 'anchors.db')}`)
   t.teardown(async () => { await store.close() })
   await store.migrate()
   const users = 320
@@ -182,7 +182,7 @@ t.test('on SQLite, reading the page anchors lets the event loop turn every few s
 
 t.test('on SQLite, a write that meets a lock held elsewhere waits for it on a timer and succeeds once it is released', async (t) => {
   const file = join(t.testdir(), 'locked.db')
-  const store = UserStore.open(`sqlite:${file}`)
+  const store = Database.open(`sqlite:${file}`)
   t.teardown(async () => { await store.close() })
   await store.migrate()
   const ada = await store.add(newUser('ada'))
@@ -230,12 +230,12 @@ const asOfMigration0002 = (dialect: 'sqlite' | 'postgres') => [
 
 /** A database of the previous release migrates: the counters move to user_counters and keep counting. */
 async function countersRenamed (t: Test, databaseUrl: string, dialect: 'sqlite' | 'postgres', runOnDatabase: (statements: string[]) => Promise<void>) {
-  const first = UserStore.open(databaseUrl)
+  const first = Database.open(databaseUrl)
   await first.migrate()
   await first.addMany([newUser('r1'), newUser('r2')])
   await first.close()
   await runOnDatabase(asOfMigration0002(dialect))
-  const store = UserStore.open(databaseUrl)
+  const store = Database.open(databaseUrl)
   t.teardown(async () => { await store.close() })
   t.same(await store.migrate(), ['0003_user_counters', '0004_sessions', ...(dialect === 'postgres' ? ['0005_counters_notify'] : [])])
   const before = await store.counters()
@@ -279,7 +279,7 @@ t.test('PostgreSQL store and app', { skip: postgresSkip }, async (t) => {
 
   await t.test('a user removed while one of their sessions is being ended: no deadlock, both complete', async (t) => {
     const database = await postgresDatabase(t)
-    const store = UserStore.open(database)
+    const store = Database.open(database)
     t.teardown(async () => { await store.close() })
     await store.migrate()
     const ada = await store.add(newUser('ada-removed-during-logout'))
@@ -306,7 +306,7 @@ t.test('PostgreSQL store and app', { skip: postgresSkip }, async (t) => {
   })
 
   await t.test('TRUNCATE moves the counters too', async (t) => {
-    const store = UserStore.open(url)
+    const store = Database.open(url)
     t.teardown(async () => { await store.close() })
     await store.migrate()
     const before = await store.counters()
@@ -323,7 +323,7 @@ t.test('PostgreSQL store and app', { skip: postgresSkip }, async (t) => {
   await t.test('login, list and revocation through the app', async (t) => {
     const app = await build(t, { DATABASE_URL: url })
     const { hashPassword } = await import('../../../lib/auth/passwords.js')
-    await app.store.add(newUser('pg-user', { passwordHash: await hashPassword('pg-password') }))
+    await app.database.add(newUser('pg-user', { passwordHash: await hashPassword('pg-password') }))
     const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'pg-user', password: 'pg-password' } })
     t.equal(login.statusCode, 200)
     const token = login.json().access_token as string
@@ -334,10 +334,10 @@ t.test('PostgreSQL store and app', { skip: postgresSkip }, async (t) => {
 
     // One answer, one snapshot: a user committed between the token check's counters (read, or told
     // by the database) and the page read (on another pool connection) is in both the count and the data.
-    const pageFrom = app.store.pageFrom.bind(app.store)
+    const pageFrom = app.database.pageFrom.bind(app.database)
     let addFirst = true
-    app.store.pageFrom = async (...args) => {
-      if (addFirst) { addFirst = false; await app.store.add(newUser('pg-late')) }
+    app.database.pageFrom = async (...args) => {
+      if (addFirst) { addFirst = false; await app.database.add(newUser('pg-late')) }
       return await pageFrom(...args)
     }
     // Another page size: not the page read above, which the cache may serve as of its own snapshot.
@@ -346,7 +346,7 @@ t.test('PostgreSQL store and app', { skip: postgresSkip }, async (t) => {
     t.equal(meta.count_total, data.length, 'the count agrees with the page')
     t.ok(data.some((u: { name: string }) => u.name === 'pg-late'), 'which shows the user added')
 
-    await app.store.changePassword('pg-user', 'other')
+    await app.database.changePassword('pg-user', 'other')
     const refusedWithin = async (boundMs: number): Promise<boolean> => {
       const start = performance.now()
       do {

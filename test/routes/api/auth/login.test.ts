@@ -131,11 +131,11 @@ t.test('X-Forwarded-For cannot escape the address throttle unless TRUST_PROXY na
 t.test('a login with an outdated hash rehashes it with the current parameters', async (t) => {
   const app = await build(t)
   const weakHash = await argon2.hash('old but right', { type: argon2.argon2id, memoryCost: 4096, timeCost: 1, parallelism: 1 })
-  const user = await app.store.add({ username: 'old', passwordHash: weakHash, name: 'Old', birthdate: '1970-01-01', gender: 'x', shortDesc: '' })
+  const user = await app.database.add({ username: 'old', passwordHash: weakHash, name: 'Old', birthdate: '1970-01-01', gender: 'x', shortDesc: '' })
   t.ok(needsRehash(weakHash))
   const response = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'old', password: 'old but right' } })
   t.equal(response.statusCode, 200)
-  const stored = await app.store.findById(user.id)
+  const stored = await app.database.findById(user.id)
   t.not(stored?.passwordHash, weakHash)
   t.notOk(needsRehash(stored?.passwordHash ?? ''), 'stored hash uses the current parameters')
   t.equal(stored?.tokenVersion, user.tokenVersion, 'a rehash does not revoke tokens')

@@ -106,7 +106,7 @@ t.test('tokens issued before sessions: an access token works until it expires; a
   t.same(await statusesOf(app, legacy), { refresh: 400, access: [200] })
   const expired = signedToken(header(), claims(ada.id, 'access', { sid: undefined, iat: 1, exp: Math.floor(Date.now() / 1000) - 1 }))
   t.equal((await list(app, expired)).statusCode, 403, 'once expired it is refused like any other')
-  await app.store.changePassword('ada', 'another-hash')
+  await app.database.changePassword('ada', 'another-hash')
   t.equal((await list(app, legacy.access_token)).statusCode, 403, 'and a password change revokes it as before')
 })
 
@@ -117,7 +117,7 @@ t.test('tokens issued before sessions: an access token works until it expires; a
  */
 async function logoutSeenByAnotherReplica (t: Test, databaseUrl?: string) {
   const first = await build(t, databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl })
-  const second = await build(t, { DATABASE_URL: databaseUrl ?? `sqlite:${first.store.sqliteFile as string}` })
+  const second = await build(t, { DATABASE_URL: databaseUrl ?? `sqlite:${first.database.sqliteFile as string}` })
   await addUser(first, { username: 'ada', password: 'correct horse' })
   const session = await login(first, 'ada', 'correct horse')
   const other = await login(second, 'ada', 'correct horse')

@@ -58,9 +58,9 @@ t.test('removing the user or changing the password revokes refresh tokens at onc
   // Each token is used once first: the verified-token memo and the user cache hold it when it is revoked.
   for (const { refresh_token: token } of [ada, grace]) t.equal((await app.inject(refreshWith({ refresh_token: token }))).statusCode, 200)
 
-  await app.store.changePassword('ada', 'new-hash-not-used-here')
+  await app.database.changePassword('ada', 'new-hash-not-used-here')
   t.equal((await app.inject(refreshWith({ refresh_token: ada.refresh_token }))).statusCode, 400, 'issued before the password change')
 
-  await app.store.remove('grace')
+  await app.database.remove('grace')
   t.equal((await app.inject(refreshWith({ refresh_token: grace.refresh_token }))).statusCode, 400, 'user removed')
 })

@@ -8,7 +8,7 @@ async function appWithUsers (t: Parameters<typeof build>[0], count: number, env:
   const app = await build(t, env)
   await addUser(app, { username: 'reader', password: 'reader-password', birthdate: '1990-01-01' })
   for (let i = 2; i <= count; i++) {
-    await app.store.add({ username: `user${i}`, passwordHash: 'not-a-hash', name: `User ${i}`, birthdate: '2000-02-29', gender: i % 2 === 0 ? 'female' : 'male', shortDesc: `number ${i}` })
+    await app.database.add({ username: `user${i}`, passwordHash: 'not-a-hash', name: `User ${i}`, birthdate: '2000-02-29', gender: i % 2 === 0 ? 'female' : 'male', shortDesc: `number ${i}` })
   }
   const { access_token: token } = await login(app, 'reader', 'reader-password')
   return { app, token }
@@ -89,7 +89,7 @@ t.test('page and per_page must be integers in range: 400 naming the field', asyn
 
 t.test('any problem with the access token answers 403 Token expired or invalid', async (t) => {
   const { app, token } = await appWithUsers(t, 3)
-  const user = await app.store.findByUsername('reader')
+  const user = await app.database.findByUsername('reader')
   const { refresh_token: refreshToken } = await login(app, 'reader', 'reader-password')
   const attempts: Record<string, string> = {
     'no token': '',
@@ -119,9 +119,9 @@ t.test('removing the user or changing the password revokes access tokens at once
   // Each token is used once first: the verified-token memo and the user cache hold it when it is revoked.
   t.equal((await get(app, `?access_token=${token}`)).statusCode, 200)
   t.equal((await get(app, `?access_token=${grace.access_token}`)).statusCode, 200)
-  await app.store.changePassword('reader', 'another-hash')
+  await app.database.changePassword('reader', 'another-hash')
   t.equal((await get(app, `?access_token=${token}`)).statusCode, 403, 'issued before the password change')
-  await app.store.remove('grace')
+  await app.database.remove('grace')
   t.equal((await get(app, `?access_token=${grace.access_token}`)).statusCode, 403, 'user removed')
 })
 
@@ -134,9 +134,9 @@ t.test('an expired access token is refused (ACCESS_TOKEN_TTL)', async (t) => {
 
 t.test('online follows the last activity and ONLINE_WINDOW', async (t) => {
   const { app, token } = await appWithUsers(t, 3, { ONLINE_WINDOW: '60' })
-  const user2 = await app.store.findByUsername('user2')
-  const user3 = await app.store.findByUsername('user3')
-  await app.store.recordActivity(new Map([[user2?.id ?? 0, Date.now() - 30_000], [user3?.id ?? 0, Date.now() - 90_000]]))
+  const user2 = await app.database.findByUsername('user2')
+  const user3 = await app.database.findByUsername('user3')
+  await app.database.recordActivity(new Map([[user2?.id ?? 0, Date.now() - 30_000], [user3?.id ?? 0, Date.now() - 90_000]]))
   const online = (await get(app, `?access_token=${token}`)).json().data.map((u: { online: boolean }) => u.online)
   t.same(online, [true, true, false])
 })
@@ -154,13 +154,13 @@ t.test('age is whole years to today, computed at request time', async (t) => {
 t.test('one answer, one snapshot: a user added between the token check and the page read is in both the count and the data', async (t) => {
   const { app, token } = await appWithUsers(t, 3)
   // The token check reads the counters; the user lands right after that read, before the page is read.
-  const counters = app.store.counters.bind(app.store)
+  const counters = app.database.counters.bind(app.database)
   let addAfterRead = true
-  app.store.counters = async () => {
+  app.database.counters = async () => {
     const read = await counters()
     if (addAfterRead) {
       addAfterRead = false
-      await app.store.add({ username: 'late', passwordHash: 'not-a-hash', name: 'Late', birthdate: '2000-01-01', gender: 'female', shortDesc: '' })
+      await app.database.add({ username: 'late', passwordHash: 'not-a-hash', name: 'Late', birthdate: '2000-01-01', gender: 'female', shortDesc: '' })
     }
     return read
   }

@@ -111,7 +111,7 @@ function isUniqueViolation (error: unknown): boolean {
  * Users and their sessions on SQLite or PostgreSQL. Each operation is one autocommit statement, so one that meets
  * another process's lock is retried whole (retryWhileBusy); a transaction added here must be retried whole too.
  */
-export class UserStore {
+export class Database {
   /** Every authenticated request reads the counters: the query is built once. */
   private readonly countersQuery
   private countersStatement: BetterSqlite3.Statement<unknown[], CountersRow> | undefined
@@ -123,8 +123,8 @@ export class UserStore {
     this.sessions = new SessionStore(connection)
   }
 
-  static open (databaseUrl: string): UserStore {
-    return new UserStore(connect(databaseUrl))
+  static open (databaseUrl: string): Database {
+    return new Database(connect(databaseUrl))
   }
 
   get dialect (): Dialect { return this.connection.dialect }

@@ -2,8 +2,8 @@ import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import BetterSqlite3 from '../../../lib/store/better-sqlite3.js'
-import { UserStore, type UserCounters } from '../../../lib/store/user-store.js'
-import { UserDirectory } from '../../../lib/users/directory.js'
+import { Database, type UserCounters } from '../../../lib/store/database.js'
+import { CachedUsers } from '../../../lib/users/cached-users.js'
 
 /**
  * A directory on a fresh SQLite file, the number of counter reads it made, and a second
@@ -11,7 +11,7 @@ import { UserDirectory } from '../../../lib/users/directory.js'
  */
 async function directoryWithWriter (t: Test) {
   const file = join(t.testdir(), 'meridian.db')
-  const store = UserStore.open(`sqlite:${file}`)
+  const store = Database.open(`sqlite:${file}`)
   await store.migrate()
   const writer = new BetterSqlite3(file)
   t.teardown(async () => { writer.close(); await store.close() })
@@ -20,7 +20,7 @@ async function directoryWithWriter (t: Test) {
   store.counters = async () => { reads++; return await stats() }
   const insert = writer.prepare("insert into users (username, password_hash, name, birthdate, gender, short_desc, created_at) values (?, 'x', 'n', '1990-01-01', 'female', '', 0)")
   return {
-    directory: new UserDirectory(store),
+    directory: new CachedUsers(store),
     store,
     reads: () => reads,
     addUser: (username: string) => { insert.run(username) }
@@ -63,8 +63,8 @@ t.test('a request that arrives while a read is under way waits for a read of its
       await new Promise<void>((resolve) => answerReads.push(resolve))
       return seen
     }
-  } as unknown as UserStore
-  const directory = new UserDirectory(store)
+  } as unknown as Database
+  const directory = new CachedUsers(store)
   const first = directory.latestCounters()
   await nextTurn()
   t.equal(reads, 1, 'the first read is under way')
@@ -92,7 +92,7 @@ t.test('counters told by the database (PostgreSQL\'s feed) spare every read whil
   const empty: UserCounters = { userCount: 0, membersVersion: 0, credentialsVersion: 0, sessionsVersion: 0 }
   let told: UserCounters | undefined = empty
   const feed = { current: () => told, get live () { return told !== undefined } }
-  const toldDirectory = new UserDirectory(store, feed)
+  const toldDirectory = new CachedUsers(store, feed)
   t.equal(toldDirectory.countersTold, true)
   t.same(await toldDirectory.latestCounters(), told, 'the told counters are the request\'s')
   await toldDirectory.latestCounters()

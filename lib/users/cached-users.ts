@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache'
 import { isAtLeastAsNew } from '../store/counters-feed.js'
-import type { DirectoryPage, PageAnchors, UserCounters, UserRecord, UserStore } from '../store/user-store.js'
+import type { DirectoryPage, PageAnchors, UserCounters, UserRecord, Database } from '../store/database.js'
 
 /** A deep page seeks from the nearest anchor, so it skips at most this many rows. */
 const PAGE_ANCHOR_SPACING = 500
@@ -20,7 +20,7 @@ export interface ToldCounters {
  * (docs/decisions.md, "Fast without giving up revocation"). Each request takes the counters first: from the
  * database's feed while live (PostgreSQL), else one read per burst of requests.
  */
-export class UserDirectory {
+export class CachedUsers {
   private counters: UserCounters | undefined
   /** Shared by the calls of this event-loop turn. */
   private nextRead: Promise<UserCounters> | undefined
@@ -31,7 +31,7 @@ export class UserDirectory {
   /** Keyed `offset:limit`; a page's own membersVersion decides whether it may serve. */
   private readonly pages = new LRUCache<string, Promise<DirectoryPage>>({ max: MAX_CACHED_PAGES, ttl: PAGE_REUSE_MS })
 
-  constructor (private readonly store: UserStore, private readonly told?: ToldCounters) {}
+  constructor (private readonly store: Database, private readonly told?: ToldCounters) {}
 
   /**
    * Call first in each request. The calls of one event-loop turn share the counters taken after all of them

@@ -1,26 +1,27 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { UserDirectory } from '../lib/users/directory.js'
+import { CachedUsers } from '../lib/users/cached-users.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    directory: UserDirectory
+    users: CachedUsers
   }
 }
 
 /**
- * The users as requests read them, cached while the store's counters hold (lib/users/directory.ts).
+ * The users as requests read them (a user by id, a page, and the change counters that say whether a token's user,
+ * credentials and session still hold), cached while the database's counters hold (lib/users/cached-users.ts).
  * On PostgreSQL the counters are told by the database as they change (lib/store/counters-feed.ts),
  * one listening connection per replica; while it is down, each request reads them itself.
  */
-export default fp(async function directory (fastify: FastifyInstance) {
-  const feed = fastify.store.countersFeed({
+export default fp(async function users (fastify: FastifyInstance) {
+  const feed = fastify.database.countersFeed({
     lost: (error) => { fastify.log.warn({ err: error }, 'database notifications lost: reading the user counters per request until they are back') },
     listening: () => { fastify.log.info('database notifications: listening for changes of the user counters') }
   })
-  fastify.decorate('directory', new UserDirectory(fastify.store, feed))
+  fastify.decorate('users', new CachedUsers(fastify.database, feed))
   if (feed === undefined) return
   feed.start()
-  // Before the store closes its pool: the feed has its own connection.
+  // Before the database closes its pool: the feed has its own connection.
   fastify.addHook('onClose', async () => { await feed.close() })
-}, { name: 'directory', dependencies: ['store'] })
+}, { name: 'users', dependencies: ['database'] })

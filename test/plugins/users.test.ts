@@ -14,8 +14,8 @@ t.test('on PostgreSQL, requests take the counters the database tells, and read t
   t.ok(await eventually(notificationsLive, 5000), 'the metric says the replica listens')
 
   let reads = 0
-  const counters = app.store.counters.bind(app.store)
-  app.store.counters = async () => { reads++; return await counters() }
+  const counters = app.database.counters.bind(app.database)
+  app.database.counters = async () => { reads++; return await counters() }
   for (let i = 0; i < 50; i++) t.equal((await list()).statusCode, 200)
   // A heartbeat later than the silence bound (a loaded host) stops the vouching for a moment, and a request then reads
   // for itself, as designed; told, nearly all take the counters the database told (5 of 5 read below, untold).
@@ -30,7 +30,7 @@ t.test('on PostgreSQL, requests take the counters the database tells, and read t
   for (let i = 0; i < 5; i++) t.equal((await list()).statusCode, 200, 'and the list still answers')
   t.equal(reads - before, 5, 'reading the counters on each request, as before')
 
-  await app.store.changePassword('told', 'another-password')
+  await app.database.changePassword('told', 'another-password')
   t.equal((await list()).statusCode, 403, 'so a change made elsewhere shows in the very next request')
   t.ok(await eventually(notificationsLive, 5000), 'it listens again on its own')
 })

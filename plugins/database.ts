@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { Database } from '../lib/store/database.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    database: Database
+  }
+}
+
+export interface DatabasePluginOptions {
+  databaseUrl: string
+}
+
+/**
+ * Opens the database (users, sessions, the change counters, the pool and, on PostgreSQL, the counters feed), brings
+ * its schema up to date before the app is ready, closes it last.
+ */
+export default fp(async function database (fastify: FastifyInstance, options: DatabasePluginOptions) {
+  const opened = Database.open(options.databaseUrl)
+  fastify.decorate('database', opened)
+  fastify.addHook('onClose', async () => { await opened.close() })
+  await opened.migrate()
+}, { name: 'database' })
