@@ -4,31 +4,32 @@ import formbody from '@fastify/formbody'
 import underPressure from '@fastify/under-pressure'
 import pino from 'pino'
 import { type Config, trustProxyOption } from './config.js'
-import { AccessLog } from './plugins/access-log.js'
+import { AccessLog } from './lib/http/access-log.js'
 import { packageInfo } from './lib/package-info.js'
-import type { Tracing } from './plugins/tracing.js'
+import type { Tracing } from './plugins/external/tracing.js'
 import { redactUrl } from './lib/auth/redact.js'
-import activity from './plugins/activity.js'
-import users from './plugins/users.js'
-import nosniff from './plugins/nosniff.js'
-import requestTimeout from './plugins/request-timeout.js'
-import compression from './plugins/compression.js'
-import drain from './plugins/drain.js'
-import errors from './plugins/errors.js'
+import activity from './plugins/app/activity.js'
+import redis from './plugins/app/redis.js'
+import users from './plugins/app/users.js'
+import nosniff from './plugins/app/nosniff.js'
+import requestTimeout from './plugins/app/request-timeout.js'
+import compression from './plugins/external/compression.js'
+import drain from './plugins/app/drain.js'
+import errors from './plugins/app/errors.js'
 import { clientErrorHandler, frameworkErrors } from './lib/http/errors.js'
-import unrouted from './plugins/unrouted.js'
-import fairShare from './plugins/fair-share.js'
-import health from './plugins/health.js'
-import loginThrottle, { type LoginThrottleOptions } from './plugins/login-throttle.js'
-import markdownRenderer, { type MarkdownRendererOptions } from './plugins/markdown-renderer.js'
-import metrics from './plugins/metrics.js'
-import openapi from './plugins/openapi.js'
-import requestId, { requestIdOf } from './plugins/request-id.js'
-import sessions from './plugins/sessions.js'
-import database from './plugins/database.js'
-import strictNumbers from './plugins/strict-numbers.js'
-import tokens from './plugins/tokens.js'
-import { validatorCompilers } from './plugins/validator-compilers.js'
+import unrouted from './plugins/app/unrouted.js'
+import fairShare from './plugins/app/fair-share.js'
+import health from './plugins/app/health.js'
+import loginThrottle, { type LoginThrottleOptions } from './plugins/app/login-throttle.js'
+import markdownRenderer, { type MarkdownRendererOptions } from './plugins/app/markdown-renderer.js'
+import metrics from './plugins/app/metrics.js'
+import openapi from './plugins/external/openapi.js'
+import requestId, { requestIdOf } from './plugins/app/request-id.js'
+import sessions from './plugins/app/sessions.js'
+import database from './plugins/app/database.js'
+import strictNumbers from './plugins/app/strict-numbers.js'
+import tokens from './plugins/app/tokens.js'
+import { validatorCompilers } from './lib/http/validator-compilers.js'
 import login from './routes/api/auth/login.js'
 import logout from './routes/api/auth/logout.js'
 import refresh from './routes/api/auth/refresh.js'
@@ -40,7 +41,7 @@ export interface BuildOptions {
   /** Where log lines go; by default standard output, or nowhere when LOG_LEVEL is silent. */
   logStream?: NodeJS.WritableStream
   /** Throttle limits other than the defaults, for tests. */
-  loginThrottle?: Partial<Omit<LoginThrottleOptions, 'redisUrl'>>
+  loginThrottle?: Partial<LoginThrottleOptions>
   /** How often fair-share counts are synced through Redis, for tests. */
   fairShare?: { syncIntervalMs?: number }
   /** Render threads and their bounds other than the defaults, for tests. */
@@ -50,7 +51,7 @@ export interface BuildOptions {
    * a test process compiling TypeScript beside other test processes stalls for seconds.
    */
   maxEventLoopDelayMs?: number
-  /** plugins/tracing.ts's plugin and log controller when tracing is on: registered first, it sees every route. */
+  /** plugins/external/tracing.ts's plugin and log controller when tracing is on: registered first, it sees every route. */
   tracing?: Pick<Tracing, 'plugin' | 'logController'>
 }
 
@@ -86,17 +87,17 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     logController: options.tracing?.logController ?? new AccessLog(),
     bodyLimit: config.BODY_LIMIT,
     trustProxy: trustProxyOption(config.TRUST_PROXY),
-    // While closing, requests on open connections still get real answers (plugins/drain.ts
+    // While closing, requests on open connections still get real answers (plugins/app/drain.ts
     // then closes those connections), not Fastify's own 503 body.
     return503OnClosing: false,
     // Longer than a balancer keeps an idle connection (nginx's upstream keepalive_timeout: 60 s):
     // the balancer, never the replica, closes an idle one, so it never writes onto a closing one.
     keepAliveTimeout: 75_000,
-    // Node's part of REQUEST_TIMEOUT: headers that never finish (plugins/request-timeout.ts times bodies).
+    // Node's part of REQUEST_TIMEOUT: headers that never finish (plugins/app/request-timeout.ts times bodies).
     requestTimeout: config.REQUEST_TIMEOUT * 1000,
     clientErrorHandler,
     frameworkErrors,
-    // plugins/errors.ts refuses a missing Host itself, with the contract's body.
+    // plugins/app/errors.ts refuses a missing Host itself, with the contract's body.
     // Node checks request timeouts on this period (30 s by default, which would double a short REQUEST_TIMEOUT).
     http: { requireHostHeader: false, connectionsCheckingInterval: 1000 },
     schemaController: validatorCompilers(),
@@ -124,12 +125,13 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     accessTtlSeconds: config.ACCESS_TOKEN_TTL
   })
   await app.register(activity)
+  // Before the stores that use it (failed logins, the fair share), so that it closes after them.
+  await app.register(redis, config.REDIS_URL !== undefined ? { url: config.REDIS_URL } : {})
   await app.register(loginThrottle, {
     maxFailuresPerUsername: config.LOGIN_MAX_FAILURES_PER_USER,
     maxFailuresPerAddress: config.LOGIN_MAX_FAILURES_PER_ADDRESS,
     windowSeconds: config.LOGIN_FAILURE_WINDOW,
-    ...options.loginThrottle,
-    ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {})
+    ...options.loginThrottle
   })
   await app.register(markdownRenderer, {
     features: { rawHtml: config.MARKDOWN_RAW_HTML, highlight: config.MARKDOWN_HIGHLIGHT === 'on', math: config.MARKDOWN_MATH === 'on' },
@@ -144,7 +146,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     exempt: config.RATE_LIMIT_EXEMPT,
     bodyLimit: config.BODY_LIMIT,
     ...options.fairShare,
-    ...(config.REDIS_URL !== undefined ? { redisUrl: config.REDIS_URL } : {})
+    ...(app.redis !== undefined ? { redis: app.redis } : {})
   })
   await app.register(metrics)
   // Before the routes that opt in to it, whose onRoute it reads.

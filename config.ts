@@ -24,7 +24,7 @@ export const ConfigSchema = Type.Object({
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /**
-   * Fair share (plugins/fair-share.ts): what each client, keyed by its address, may use of the API
+   * Fair share (plugins/app/fair-share.ts): what each client, keyed by its address, may use of the API
    * routes in a sliding window of RATE_LIMIT_WINDOW seconds; docs/decisions.md says why these.
    */
   RATE_LIMIT_WINDOW: Type.Integer({ minimum: 1, maximum: 86400, default: 60 }),
@@ -36,7 +36,7 @@ export const ConfigSchema = Type.Object({
   /** Comma-separated addresses or CIDR ranges the fair-share limits never apply to (not the login throttle). */
   RATE_LIMIT_EXEMPT: Type.String({ default: '' }),
   /**
-   * Failed logins (plugins/login-throttle.ts): at most this many per username, and per client
+   * Failed logins (plugins/app/login-throttle.ts): at most this many per username, and per client
    * address, in a window of LOGIN_FAILURE_WINDOW seconds; users behind one NAT share the address's.
    */
   LOGIN_MAX_FAILURES_PER_USER: Type.Integer({ minimum: 1, default: 5 }),
@@ -56,13 +56,13 @@ export const ConfigSchema = Type.Object({
   METRICS_HOST: Type.Optional(Type.String({ minLength: 1 })),
   /**
    * Seconds a replica keeps serving after SIGTERM, its readiness answering 503, before it stops
-   * accepting (plugins/drain.ts).
+   * accepting (plugins/app/drain.ts).
    */
   DRAIN_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 5 }),
   /**
    * Where traces go, OTLP over HTTP: a collector's base URL (http://collector:4318, to which the
    * exporter adds /v1/traces), or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, the traces URL itself, which
-   * wins. The other standard OTEL_* variables are read by OpenTelemetry itself (plugins/tracing.ts).
+   * wins. The other standard OTEL_* variables are read by OpenTelemetry itself (plugins/external/tracing.ts).
    */
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),

@@ -20,7 +20,7 @@ export default [
   },
   {
     // prom-client metrics register themselves in their registry when they are made.
-    files: ['plugins/metrics.ts', 'plugins/health.ts'],
+    files: ['plugins/app/metrics.ts', 'plugins/app/health.ts'],
     rules: { 'no-new': 'off' }
   },
   {

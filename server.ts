@@ -3,7 +3,7 @@ import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { type Config, isTracingOn } from './config.js'
 import { ensureDemoUsers } from './lib/users/demo-users.js'
-import { listenForMetrics } from './plugins/metrics.js'
+import { listenForMetrics } from './plugins/app/metrics.js'
 
 /** Milliseconds in-flight requests get to finish, after the drain, before the process exits anyway. */
 const GRACE_PERIOD_MS = 10_000
@@ -16,7 +16,7 @@ const GRACE_PERIOD_MS = 10_000
  */
 export async function serve (config: Config): Promise<void> {
   // Before the app: its database and Redis clients load as it builds, and must load instrumented.
-  const tracing = isTracingOn(config) ? (await import('./plugins/tracing.js')).startTracing() : undefined
+  const tracing = isTracingOn(config) ? (await import('./plugins/external/tracing.js')).startTracing() : undefined
   const app = await buildApp(config, tracing === undefined ? {} : { tracing })
   let metricsServer: Server | undefined
   try {

@@ -18,7 +18,7 @@ import { httpRequest } from '../test/support/http-request.js'
 import { pathologicalCases, README, README_WITH_HTML, README_WITH_MATH } from '../test/support/markdown-corpus.js'
 import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown, type RawHtml } from '../lib/markdown/render.js'
 import { storeKeyOf } from '../lib/fair-share/quotas.js'
-import { POLICY_NAMES, REDIS_KEY_PREFIX } from '../plugins/fair-share.js'
+import { POLICY_NAMES, REDIS_KEY_PREFIX } from '../plugins/app/fair-share.js'
 import { FLOORS } from './floors.js'
 import { sunQueries } from './sun-queries.js'
 import {

@@ -37,7 +37,7 @@ export const Status = Type.Object({ status: Type.Literal('ok') }, { $id: 'Status
 
 /**
  * The IETF draft's rate-limit header fields (draft-ietf-httpapi-ratelimit-headers), on every
- * answer of an API route: each client's fair share (plugins/fair-share.ts).
+ * answer of an API route: each client's fair share (plugins/app/fair-share.ts).
  */
 const rateLimitHeaders = {
   ratelimit: Type.String({
@@ -75,7 +75,7 @@ const errorMessages: Readonly<Record<number, string>> = {
 /**
  * The response map entries for the given error statuses, all of the one ErrorBody shape, each
  * described by its message: the route's own (`messages`) or the usual one. The OpenAPI document
- * makes each description the message of that response's example (plugins/openapi.ts).
+ * makes each description the message of that response's example (plugins/external/openapi.ts).
  */
 export function errorResponses<const C extends readonly number[]> (
   codes: C,

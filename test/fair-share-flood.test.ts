@@ -61,7 +61,7 @@ t.test('one client flooding the Markdown route from one address: the others stay
     'and they get about as many answers per second')
   t.ok(floodP99 <= bound, `their p99 during the flood, ${floodP99.toFixed(1)} ms, is within ${bound.toFixed(0)} ms`)
   const answered = Object.values(flood.statuses).reduce((sum, count) => sum + count, 0)
-  // Refused, its body is not read and its connection closed (plugins/fair-share.ts): a client
+  // Refused, its body is not read and its connection closed (plugins/app/fair-share.ts): a client
   // still writing it may see the reset before it reads the answer.
   t.ok((flood.statuses[429] ?? 0) >= 0.9 * (answered + flood.networkErrors), 'the flooder is refused with 429, nearly always before its connection closes')
   t.equal(flood.refusedWithoutRetryAfter, 0, 'each refusal with Retry-After')

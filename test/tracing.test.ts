@@ -211,17 +211,17 @@ async function modulesLoadedByServe (t: Test, extraEnv: Record<string, string>):
 }
 
 /**
- * OpenTelemetry's SDK, exporter and instrumentations, @fastify/otel, and plugins/tracing.js. Not
+ * OpenTelemetry's SDK, exporter and instrumentations, @fastify/otel, and plugins/external/tracing.js. Not
  * `@opentelemetry/api`: prom-client requires it whenever it loads (for exemplars, which this service
  * does not turn on), and with no SDK registered it is a no-op facade.
  */
 const isTracingModule = (module: string): boolean =>
-  /\/@opentelemetry\/(?!api\/)|\/@fastify\/otel\/|\/plugins\/tracing\.js$/.test(module)
+  /\/@opentelemetry\/(?!api\/)|\/@fastify\/otel\/|\/plugins\/external\/tracing\.js$/.test(module)
 
 t.test('tracing off (no OTLP endpoint): meridian serve loads none of the tracing code', async (t) => {
   const modules = await modulesLoadedByServe(t, {})
   t.ok(modules.some((module) => module.endsWith('/dist/app.js')), `the recorder saw the app's modules (${modules.length} in all)`)
-  t.same(modules.filter(isTracingModule), [], 'none of OpenTelemetry\'s SDK, exporter or instrumentations, @fastify/otel or plugins/tracing.js')
+  t.same(modules.filter(isTracingModule), [], 'none of OpenTelemetry\'s SDK, exporter or instrumentations, @fastify/otel or plugins/external/tracing.js')
   // prom-client requires the API from CommonJS: seen only through require.cache, the recorder's other half.
   t.ok(modules.some((module) => module.includes('/node_modules/@opentelemetry/api/')), 'the recorder saw CommonJS modules too (prom-client\'s @opentelemetry/api)')
 })
@@ -239,7 +239,7 @@ t.test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT turns tracing on and wins over OTEL_E
   })
   const tracing = modules.filter(isTracingModule)
   t.ok(tracing.some((module) => module.includes('sdk-trace')), `the recorder saw ${tracing.length} modules of tracing loaded, the SDK among them`)
-  t.ok(tracing.some((module) => module.endsWith('/plugins/tracing.js')), 'plugins/tracing.js among them')
+  t.ok(tracing.some((module) => module.endsWith('/plugins/external/tracing.js')), 'plugins/external/tracing.js among them')
   // The exporter flushed its batch as the server stopped on SIGTERM.
   t.ok(receiver.spans.some((span) => span.name === 'POST /api/markdown/parse'), `the render's span arrived (${receiver.spans.length} spans)`)
 })

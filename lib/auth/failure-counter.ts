@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { Redis, RedisOptions, Result } from 'ioredis'
+import type { Redis, Result } from 'ioredis'
 import { LRUCache } from 'lru-cache'
 
 /** A key's count inside a fixed window that starts with its first attempt. */
@@ -84,18 +84,6 @@ export class MemoryFailureCounter implements FailureCounter {
     clearInterval(this.sweeper)
   }
 }
-
-/**
- * No offline queue: with Redis down, logins answer 503 at once instead of hanging. A stalled command fails after
- * commandTimeout but may still run later, hence each attempt's own id.
- */
-export const redisCounterClientOptions = {
-  maxRetriesPerRequest: 1,
-  enableOfflineQueue: false,
-  // A count whose login already answered 503 must not run later, on reconnection.
-  autoResendUnfulfilledCommands: false,
-  commandTimeout: 2000
-} as const satisfies RedisOptions
 
 /**
  * Atomic. A hash field per attempt: `p` in flight (kept up to the limit); any other value (`f`, an older release's
@@ -196,7 +184,6 @@ export class RedisFailureCounter implements FailureCounter {
     await this.redis.del(this.prefix + key)
   }
 
-  async close (): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect())
-  }
+  /** The client is not the counter's to close: the replica's one Redis client (plugins/app/redis.ts) outlives it. */
+  async close (): Promise<void> {}
 }

@@ -17,7 +17,7 @@ export class HttpError extends Error {
   }
 }
 
-/** The 403 of a route behind an access token (plugins/tokens.ts): one message for every reason, so none leaks. */
+/** The 403 of a route behind an access token (plugins/app/tokens.ts): one message for every reason, so none leaks. */
 export const ACCESS_TOKEN_REFUSED = 'Token expired or invalid'
 
 export function errorBody (code: number, message: string): ErrorBody {

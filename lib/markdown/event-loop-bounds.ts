@@ -1,6 +1,6 @@
 /**
- * Which documents render on the event loop and which in a render thread (plugins/markdown-renderer.ts), by what the
- * source alone says: the fair share (plugins/fair-share.ts) charges a render place by the same bounds.
+ * Which documents render on the event loop and which in a render thread (plugins/app/markdown-renderer.ts), by what the
+ * source alone says: the fair share (plugins/app/fair-share.ts) charges a render place by the same bounds.
  */
 
 /**

@@ -42,7 +42,7 @@ export interface SessionsTable {
   id: string
   user_id: number | string
   started_at: number | string
-  /** Written in batches, at most once a second per session (plugins/activity.ts). */
+  /** Written in batches, at most once a second per session (plugins/app/activity.ts). */
   last_used_at: number | string
   /** The refresh token's `exp`, in ms. */
   expires_at: number | string

@@ -6,7 +6,7 @@ import type { DirectoryPage, PageAnchors, UserCounters, UserRecord, Database } f
 const PAGE_ANCHOR_SPACING = 500
 const MAX_CACHED_USERS = 10_000
 const MAX_CACHED_PAGES = 200
-/** Only activity can change a page's users, and it is written once a second anyway (plugins/activity.ts). */
+/** Only activity can change a page's users, and it is written once a second anyway (plugins/app/activity.ts). */
 const PAGE_REUSE_MS = 1000
 
 /** Counters pushed by the database as they change (store/counters-feed.ts); `live` while it vouches for them. */

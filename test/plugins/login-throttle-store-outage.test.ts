@@ -50,6 +50,18 @@ async function logsIn (login: () => Promise<{ statusCode: number }>): Promise<bo
   return false
 }
 
+t.test('a replica opens one Redis connection, for the failed logins and the fair share alike', { skip }, async (t) => {
+  const { proxy, url } = await redisBehindProxy(t, redisUrl as string)
+  const app = await build(t, { REDIS_URL: url, RATE_LIMIT_EXEMPT: '' })
+  const username = `ada-${randomBytes(4).toString('hex')}`
+  await addUser(app, { username, password: 'right' })
+  t.ok(await logsIn(async () => await loginFrom(app, '10.9.0.1')(username, 'right')), 'a login counted in Redis')
+  const answers = await Promise.all(Array.from({ length: 20 }, async () => await app.inject({ method: 'GET', url: '/api/date/suninfo?timestamp=1718884800&latitude=1&longitude=2', remoteAddress: '10.9.0.2' })))
+  t.ok(answers.every((answer) => answer.statusCode === 200), 'requests charged to the fair share')
+  await sleep(300) // a few of the fair share's syncs
+  t.equal(proxy.openConnections, 1, 'one connection through the proxy, not one per store')
+})
+
 t.test('a stalled Redis: the logins it refused leave no count behind, and a wrong password still counts', { skip }, async (t) => {
   const { proxy, url } = await redisBehindProxy(t, redisUrl as string)
   const app = await build(t, { REDIS_URL: url }, { loginThrottle: { maxFailuresPerUsername: 2, maxFailuresPerAddress: 3 } })

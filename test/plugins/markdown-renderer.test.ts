@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { build } from '../support/helper.js'
 import { pathologicalCases, README } from '../support/markdown-corpus.js'
 import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown } from '../../lib/markdown/render.js'
-import type { MarkdownRendererOptions } from '../../plugins/markdown-renderer.js'
+import type { MarkdownRendererOptions } from '../../plugins/app/markdown-renderer.js'
 import { MAX_EVENT_LOOP_RENDER_LENGTH, possibleTableCells, rendersQuickly } from '../../lib/markdown/event-loop-bounds.js'
 
 const MiB = 1_048_576

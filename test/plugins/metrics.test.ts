@@ -1,5 +1,5 @@
 import t from 'tap'
-import { listenForMetrics } from '../../plugins/metrics.js'
+import { listenForMetrics } from '../../plugins/app/metrics.js'
 import { addUser, build, login } from '../support/helper.js'
 import { postgresDatabase, postgresSkip } from '../support/postgres.js'
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { build } from '../support/helper.js'
-import { DOCS_CONTENT_SECURITY_POLICY } from '../../plugins/openapi.js'
+import { DOCS_CONTENT_SECURITY_POLICY } from '../../plugins/external/openapi.js'
 
 t.test('/openapi.json is the OpenAPI 3 document of every route', async (t) => {
   const app = await build(t)

@@ -38,6 +38,9 @@ export class TcpProxy {
 
   get port (): number { return (this.server.address() as { port: number }).port }
 
+  /** Client connections open through it now. */
+  get openConnections (): number { return this.heldAnswers.size }
+
   /** Where to connect to reach the target through it. */
   get endpoint (): { host: string, port: number } { return { host: '127.0.0.1', port: this.port } }
 

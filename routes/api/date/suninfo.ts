@@ -5,7 +5,7 @@ import { apiErrors, errorResponses, ref, withRateLimitHeaders } from '../../../s
 import { SunInfo, SunInfoQuery } from '../../../schemas/sun.js'
 import { sunInfoFor } from '../../../lib/sun/events.js'
 import { packageInfo } from '../../../lib/package-info.js'
-import { matchesIfNoneMatch } from '../../../plugins/http-caching.js'
+import { matchesIfNoneMatch } from '../../../lib/http/caching.js'
 
 /**
  * An answer depends only on its query (and on the release that computed it), so caches may keep

@@ -3,7 +3,8 @@ import { once } from 'node:events'
 import { eventually } from '../../support/eventually.js'
 import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
-import { type FailureCounter, MemoryFailureCounter, newAttemptId, RedisFailureCounter, redisCounterClientOptions } from '../../../lib/auth/failure-counter.js'
+import { type FailureCounter, MemoryFailureCounter, newAttemptId, RedisFailureCounter } from '../../../lib/auth/failure-counter.js'
+import { REDIS_CLIENT_OPTIONS } from '../../../lib/store/redis-connection.js'
 import { redisSkip, redisUrl } from '../../support/requirements.js'
 import { TcpProxy } from '../../support/tcp-proxy.js'
 
@@ -82,7 +83,7 @@ interface RedisCounterSetup { counter: RedisFailureCounter, proxy: TcpProxy, dir
 async function redisCounter (t: Test, options: { maxUnconfirmedChanges?: number } = {}): Promise<RedisCounterSetup> {
   const target = new URL(redisUrl as string)
   const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port === '' ? 6379 : target.port) })
-  const client = new Redis(`redis://127.0.0.1:${proxy.port}`, { ...redisCounterClientOptions, commandTimeout: 200 })
+  const client = new Redis(`redis://127.0.0.1:${proxy.port}`, { ...REDIS_CLIENT_OPTIONS, commandTimeout: 200 })
   client.on('error', () => {})
   const prefix = `meridian:test:failure-counter:${randomBytes(4).toString('hex')}:`
   const counter = new RedisFailureCounter(client, WINDOW_MS, { prefix, ...options })
@@ -92,6 +93,7 @@ async function redisCounter (t: Test, options: { maxUnconfirmedChanges?: number 
     if (keys.length > 0) await direct.del(...keys)
     direct.disconnect()
     await counter.close()
+    client.disconnect()
     await proxy.close()
   })
   await once(client, 'ready')

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { ACCESS_TOKEN_REFUSED, HttpError } from '../lib/http/errors.js'
-import type { UserRecord } from '../lib/store/database.js'
-import { InvalidTokenError, TokenService, type TokenServiceOptions, type TokenSession, type TokenUse } from '../lib/auth/tokens.js'
+import { ACCESS_TOKEN_REFUSED, HttpError } from '../../lib/http/errors.js'
+import type { UserRecord } from '../../lib/store/database.js'
+import { InvalidTokenError, TokenService, type TokenServiceOptions, type TokenSession, type TokenUse } from '../../lib/auth/tokens.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

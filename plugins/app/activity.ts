@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { ActivityRecorder } from '../lib/users/activity.js'
-import type { SessionId } from '../lib/store/session-store.js'
+import { ActivityRecorder } from '../../lib/users/activity.js'
+import type { SessionId } from '../../lib/store/session-store.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import { HttpError } from '../lib/http/errors.js'
+import { HttpError } from '../../lib/http/errors.js'
 
 interface NumericParameter { name: string, type: 'number' | 'integer' }
 

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { COMPRESSED } from '../lib/http/compressed.js'
+import { COMPRESSED } from '../../lib/http/compressed.js'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import { type OpenApiDocument, withOperationExamples } from './openapi-examples.js'
-import { namedSchemas } from '../schemas/index.js'
+import { type OpenApiDocument, withOperationExamples } from '../../lib/http/openapi-examples.js'
+import { namedSchemas } from '../../schemas/index.js'
 
 /**
  * The /docs page's policy: everything from this origin, nothing inline, nothing from elsewhere.

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { errorBody, type HttpError, refusalReason, toPublicError } from '../lib/http/errors.js'
+import { errorBody, type HttpError, refusalReason, toPublicError } from '../../lib/http/errors.js'
 
 /** Every failure, Fastify's own included, answers the contract's body; no stack, parser text or SQL leaks out. */
 export default fp(async function errors (fastify: FastifyInstance) {

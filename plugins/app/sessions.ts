@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { OpenSessions } from '../lib/auth/open-sessions.js'
-import { SessionPruner } from '../lib/auth/session-pruner.js'
-import type { OpenSession, SessionEndCause, SessionId, SessionRecord } from '../lib/store/session-store.js'
+import { OpenSessions } from '../../lib/auth/open-sessions.js'
+import { SessionPruner } from '../../lib/auth/session-pruner.js'
+import type { OpenSession, SessionEndCause, SessionId, SessionRecord } from '../../lib/store/session-store.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { CachedUsers } from '../lib/users/cached-users.js'
+import { CachedUsers } from '../../lib/users/cached-users.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, FastifyReply, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Readable } from 'node:stream'
-import { HttpError } from '../lib/http/errors.js'
+import { HttpError } from '../../lib/http/errors.js'
 
 export interface RequestTimeoutOptions {
   /** REQUEST_TIMEOUT, in ms: from the request's arrival until its body has all arrived. */

@@ -2,13 +2,14 @@ import { BlockList, isIPv4 } from 'node:net'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler, preHandlerHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { LRUCache } from 'lru-cache'
-import { errorBody } from '../lib/http/errors.js'
-import { MAX_EVENT_LOOP_RENDER_LENGTH, possibleTableCells, rendersQuickly } from '../lib/markdown/event-loop-bounds.js'
-import { connectRedis } from './redis-connection.js'
-import { clientKeyOf, QuotaCounter, type QuotaPolicy, type Standing } from '../lib/fair-share/quotas.js'
-import { RenderPlaces, type RenderPlace } from '../lib/fair-share/render-places.js'
-import { SharedCounts } from '../lib/fair-share/shared-counts.js'
-import { StoreOutageLog } from '../lib/store/outage-log.js'
+import { errorBody } from '../../lib/http/errors.js'
+import { MAX_EVENT_LOOP_RENDER_LENGTH, possibleTableCells, rendersQuickly } from '../../lib/markdown/event-loop-bounds.js'
+import type { Redis } from 'ioredis'
+import { reportOutages } from '../../lib/store/redis-connection.js'
+import { clientKeyOf, QuotaCounter, type QuotaPolicy, type Standing } from '../../lib/fair-share/quotas.js'
+import { RenderPlaces, type RenderPlace } from '../../lib/fair-share/render-places.js'
+import { SharedCounts } from '../../lib/fair-share/shared-counts.js'
+import { StoreOutageLog } from '../../lib/store/outage-log.js'
 
 /** `request`: one unit of the request quota; `document` (Markdown): that, the document's size, and a render place. */
 export type FairShareCharge = 'request' | 'document'
@@ -41,8 +42,8 @@ export interface FairShareOptions {
   exempt: readonly string[]
   /** Charged for a chunked document (no Content-Length): the most a body may be. */
   bodyLimit: number
-  /** With Redis, a client's share is one across replicas. */
-  redisUrl?: string
+  /** With Redis (the replica's one client, plugins/app/redis.ts), a client's share is one across replicas. */
+  redis?: Redis
   syncIntervalMs?: number
 }
 
@@ -148,7 +149,7 @@ interface Limits {
 }
 
 function limitsFor (options: FairShareOptions, log: FastifyBaseLogger): Limits {
-  const counterOptions = { maxClients: MAX_CLIENTS, staleMs: SHARED_TOTALS_STALE_MS, shared: options.redisUrl !== undefined }
+  const counterOptions = { maxClients: MAX_CLIENTS, staleMs: SHARED_TOTALS_STALE_MS, shared: options.redis !== undefined }
   const requests = new QuotaCounter({ name: POLICY_NAMES.requests, quota: options.requestsPerWindow, windowSeconds: options.windowSeconds, unit: 'requests' }, counterOptions)
   const markdownBytes = new QuotaCounter({ name: POLICY_NAMES.markdownBytes, quota: options.markdownBytesPerWindow, windowSeconds: options.windowSeconds, unit: 'content-bytes' }, counterOptions)
   const rendersPolicyItem = `"${POLICY_NAMES.markdownRenders}";q=${options.markdownRendersAtOnce};qu="concurrent-requests"`
@@ -167,19 +168,16 @@ function limitsFor (options: FairShareOptions, log: FastifyBaseLogger): Limits {
 }
 
 /** With Redis, the counters' totals are synced in batches (lib/fair-share/shared-counts.ts), never waited for. */
-function shareThroughRedis (fastify: FastifyInstance, redisUrl: string, counters: QuotaCounter[], intervalMs: number): void {
+function shareThroughRedis (fastify: FastifyInstance, redis: Redis, counters: QuotaCounter[], intervalMs: number): void {
   const outageLog = new StoreOutageLog(fastify.log, 10_000, Date.now, 'fair-share store')
-  const redis = connectRedis(redisUrl, outageLog)
+  reportOutages(redis, outageLog)
   const sharedCounts = new SharedCounts(redis, counters, {
     intervalMs,
     prefix: REDIS_KEY_PREFIX,
     onFailure: (error) => { outageLog.failed(error) },
     onAnswer: () => { outageLog.answered() }
   })
-  fastify.addHook('onClose', async () => {
-    await sharedCounts.close()
-    await redis.quit().catch(() => { redis.disconnect() })
-  })
+  fastify.addHook('onClose', async () => { await sharedCounts.close() })
 }
 
 const rateLimitItem = (name: string, standing: Standing): string => `"${name}";r=${standing.remaining};t=${standing.resetSeconds}`
@@ -302,8 +300,8 @@ function placeRelease (limits: Limits): onSendHookHandler {
  */
 export default fp(async function fairShare (fastify: FastifyInstance, options: FairShareOptions) {
   const limits = limitsFor(options, fastify.log)
-  if (options.redisUrl !== undefined) {
-    shareThroughRedis(fastify, options.redisUrl, [limits.requests, limits.markdownBytes], options.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS)
+  if (options.redis !== undefined) {
+    shareThroughRedis(fastify, options.redis, [limits.requests, limits.markdownBytes], options.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS)
   }
   const hookFor: Record<FairShareCharge, onRequestHookHandler> = { request: requestLimit(limits), document: documentLimit(limits) }
   const limitTable = tableLimit(limits)

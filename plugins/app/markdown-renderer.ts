@@ -4,10 +4,10 @@ import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Piscina } from 'piscina'
-import { HttpError } from '../lib/http/errors.js'
-import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown, type MarkdownFeatures } from '../lib/markdown/render.js'
-import type { RenderedMarkdown, RenderTask } from '../lib/markdown/render-task.js'
-import { rendersQuickly } from '../lib/markdown/event-loop-bounds.js'
+import { HttpError } from '../../lib/http/errors.js'
+import { DEFAULT_MARKDOWN_FEATURES, renderSafeMarkdown, type MarkdownFeatures } from '../../lib/markdown/render.js'
+import type { RenderedMarkdown, RenderTask } from '../../lib/markdown/render-task.js'
+import { rendersQuickly } from '../../lib/markdown/event-loop-bounds.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -52,7 +52,7 @@ export interface MarkdownRendererOptions {
 }
 
 // The worker module, in lib/markdown/: .ts when run through tsx, .js once compiled.
-const workerFile = new URL(`../lib/markdown/render-task${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
+const workerFile = new URL(`../../lib/markdown/render-task${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
 /**
  * Renders large Markdown in worker threads, so that a 1 MiB input never stalls the other routes or

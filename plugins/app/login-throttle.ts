@@ -1,15 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { setTimeout as sleep } from 'node:timers/promises'
 import fp from 'fastify-plugin'
-import { HttpError } from '../lib/http/errors.js'
-import { connectRedis } from './redis-connection.js'
-import { StoreOutageLog } from '../lib/store/outage-log.js'
+import { HttpError } from '../../lib/http/errors.js'
+import { reportOutages } from '../../lib/store/redis-connection.js'
+import { StoreOutageLog } from '../../lib/store/outage-log.js'
 import {
   type AttemptCount, type AttemptId, type FailureCounter, isStoreRefusal, MemoryFailureCounter, newAttemptId, RedisFailureCounter
-} from '../lib/auth/failure-counter.js'
+} from '../../lib/auth/failure-counter.js'
 
 export interface LoginThrottleOptions {
-  redisUrl?: string
   /** Per window (LOGIN_MAX_FAILURES_PER_USER). */
   maxFailuresPerUsername: number
   /** Per window (LOGIN_MAX_FAILURES_PER_ADDRESS). */
@@ -54,9 +53,9 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
   const limits = options
   const windowMs = limits.windowSeconds * 1000
   const outageLog = new StoreOutageLog(fastify.log)
-  const counter: FailureCounter = options.redisUrl !== undefined
-    ? new RedisFailureCounter(connectRedis(options.redisUrl, outageLog), windowMs)
-    : new MemoryFailureCounter(windowMs)
+  const { redis } = fastify
+  if (redis !== undefined) reportOutages(redis, outageLog)
+  const counter: FailureCounter = redis !== undefined ? new RedisFailureCounter(redis, windowMs) : new MemoryFailureCounter(windowMs)
   fastify.addHook('onClose', async () => { await counter.close() })
   const attemptOf = new WeakMap<FastifyRequest, AttemptId>()
   let refusedForStoreFailure = 0
@@ -125,4 +124,4 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
     },
     get refusedForStoreFailure () { return refusedForStoreFailure }
   } satisfies LoginThrottle)
-}, { name: 'login-throttle' })
+}, { name: 'login-throttle', dependencies: ['redis'] })

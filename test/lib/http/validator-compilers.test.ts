@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv'
 import fc from 'fast-check'
 import t from 'tap'
-import { cheapMaxLength } from '../../plugins/validator-compilers.js'
+import { cheapMaxLength } from '../../../lib/http/validator-compilers.js'
 
 t.test('maxLength gives the verdict and the error of Ajv\'s own, for any string and limit', async (t) => {
   const stock = new Ajv({ allErrors: false })

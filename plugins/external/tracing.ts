@@ -12,9 +12,9 @@ import { detectResources, envDetector, resourceFromAttributes } from '@opentelem
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { AccessLog } from './access-log.js'
-import { redactUrl } from '../lib/auth/redact.js'
-import { packageInfo } from '../lib/package-info.js'
+import { AccessLog } from '../../lib/http/access-log.js'
+import { redactUrl } from '../../lib/auth/redact.js'
+import { packageInfo } from '../../lib/package-info.js'
 
 const SHUTDOWN_BOUND_MS = 2000
 
@@ -40,7 +40,7 @@ class IncomingLoggedByTracing extends AccessLog {
 
 /**
  * Must run before `pg` and `ioredis` load, and they must load with `require` (lib/store/connect.ts,
- * plugins/login-throttle.ts): the instrumentations hook `require` without an ESM loader.
+ * plugins/app/login-throttle.ts): the instrumentations hook `require` without an ESM loader.
  */
 export function startTracing (): Tracing {
   const provider = new NodeTracerProvider({
@@ -67,7 +67,7 @@ export function startTracing (): Tracing {
 
   const plugin = fp(async function tracing (fastify: FastifyInstance) {
     // A body parser's message quotes the body (a password, a token) and would become the span's status. Added first,
-    // this runs before @fastify/otel's onError; plugins/errors.ts answers with fixed messages anyway.
+    // this runs before @fastify/otel's onError; plugins/app/errors.ts answers with fixed messages anyway.
     fastify.addHook('onError', async (_request, _reply, error) => {
       if (error instanceof SyntaxError || error.code?.startsWith('FST_ERR_CTP_') === true) error.message = 'Malformed request body'
     })

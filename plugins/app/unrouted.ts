@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { errorBody } from '../lib/http/errors.js'
+import { errorBody } from '../../lib/http/errors.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

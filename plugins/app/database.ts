@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Database } from '../lib/store/database.js'
+import { Database } from '../../lib/store/database.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

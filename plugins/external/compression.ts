@@ -1,7 +1,7 @@
 import fastifyCompress from '@fastify/compress'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { COMPRESSED } from '../lib/http/compressed.js'
+import { COMPRESSED } from '../../lib/http/compressed.js'
 
 /** @fastify/compress for the routes that opt in with `compress: COMPRESSED` (lib/http/compressed.ts), and no other. */
 export default fp(async function compression (fastify: FastifyInstance) {

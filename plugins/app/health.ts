@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Gauge } from 'prom-client'
-import { HttpError } from '../lib/http/errors.js'
-import { unavailabilityReason } from '../lib/store/unavailable.js'
-import { errorResponses, ref, Status } from '../schemas/common.js'
+import { HttpError } from '../../lib/http/errors.js'
+import { unavailabilityReason } from '../../lib/store/unavailable.js'
+import { errorResponses, ref, Status } from '../../schemas/common.js'
 
 /** Why the replica is not ready (the database's error, if that is why), or undefined when it is. */
 async function unreadiness (fastify: FastifyInstance): Promise<{ message: string, error?: unknown } | undefined> {
