@@ -1,4 +1,9 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions
+} from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import formbody from '@fastify/formbody'
 import underPressure from '@fastify/under-pressure'
@@ -51,7 +56,10 @@ export interface BuildOptions {
    * a test process compiling TypeScript beside other test processes stalls for seconds.
    */
   maxEventLoopDelayMs?: number
-  /** plugins/external/tracing.ts's plugin and log controller when tracing is on: registered first, it sees every route. */
+  /**
+   * plugins/external/tracing.ts's plugin and log controller when tracing is on: registered first,
+   * it sees every route.
+   */
   tracing?: Pick<Tracing, 'plugin' | 'logController'>
 }
 
@@ -67,11 +75,18 @@ function loggerOptions (config: Config, stream?: NodeJS.WritableStream): Fastify
     // system in batches, at most LOG_FLUSH_MS after they were written, not in a blocking write
     // each. pino writes what is left when the process exits, on close-with-grace's way out after
     // a signal or an uncaught error alike.
-    stream: stream ?? (config.LOG_LEVEL === 'silent' ? undefined : pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS })),
+    stream: stream ?? (config.LOG_LEVEL === 'silent'
+      ? undefined
+      : pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS })),
     serializers: {
       // Tokens travel in query strings: the logged URL never carries their values. No headers:
       // they carry the Authorization token.
-      req: (request) => ({ method: request.method, url: redactUrl(request.url), route: request.routeOptions.url, remoteAddress: request.ip }),
+      req: (request) => ({
+        method: request.method,
+        url: redactUrl(request.url),
+        route: request.routeOptions.url,
+        remoteAddress: request.ip
+      }),
       res: (reply) => ({ statusCode: reply.statusCode })
     }
   }
@@ -115,7 +130,10 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(unrouted)
   await app.register(strictNumbers)
   await app.register(drain, { delayMs: config.DRAIN_SECONDS * 1000 })
-  await app.register(underPressure, { maxEventLoopDelay: options.maxEventLoopDelayMs ?? DEFAULT_MAX_EVENT_LOOP_DELAY_MS, retryAfter: 10 })
+  await app.register(underPressure, {
+    maxEventLoopDelay: options.maxEventLoopDelayMs ?? DEFAULT_MAX_EVENT_LOOP_DELAY_MS,
+    retryAfter: 10
+  })
   await app.register(database, { databaseUrl: config.DATABASE_URL })
   await app.register(users)
   await app.register(sessions, { refreshTtlSeconds: config.REFRESH_TOKEN_TTL })
@@ -134,7 +152,11 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     ...options.loginThrottle
   })
   await app.register(markdownRenderer, {
-    features: { rawHtml: config.MARKDOWN_RAW_HTML, highlight: config.MARKDOWN_HIGHLIGHT === 'on', math: config.MARKDOWN_MATH === 'on' },
+    features: {
+      rawHtml: config.MARKDOWN_RAW_HTML,
+      highlight: config.MARKDOWN_HIGHLIGHT === 'on',
+      math: config.MARKDOWN_MATH === 'on'
+    },
     ...options.markdownRenderer
   })
   // Before the routes: it limits each route that names `fairShare` in its config as it is added.
@@ -156,7 +178,12 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
 
   // Tokens and the directory are for their one client: no cache may keep them. Sun answers are
   // public and cacheable (routes/api/date/suninfo.ts).
-  const noStore = (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
+  const noStore = (
+    _request: FastifyRequest,
+    reply: FastifyReply,
+    payload: unknown,
+    done: (error: null, payload: unknown) => void
+  ) => {
     reply.header('cache-control', 'no-store')
     done(null, payload)
   }

@@ -118,7 +118,8 @@ async function seed (args: string[]): Promise<string> {
     passwordHash,
     onProgress: (inserted) => {
       if (inserted % 100_000 === 0 || inserted === count) {
-        process.stderr.write(`seeded ${inserted} of ${count} users (${((performance.now() - started) / 1000).toFixed(1)} s)\n`)
+        const seconds = ((performance.now() - started) / 1000).toFixed(1)
+        process.stderr.write(`seeded ${inserted} of ${count} users (${seconds} s)\n`)
       }
     }
   }))
@@ -145,13 +146,16 @@ async function userIdOf (store: Database, username: string): Promise<number> {
 async function listSessions (store: Database, username: string): Promise<string> {
   const sessions = await store.sessions.listOpen(await userIdOf(store, username))
   if (sessions.length === 0) return `${username} has no open sessions`
-  const rows = sessions.map((session) => [session.startedAt, session.lastUsedAt, session.expiresAt].map(shownTime).join('  '))
+  const rows = sessions.map((session) =>
+    [session.startedAt, session.lastUsedAt, session.expiresAt].map(shownTime).join('  '))
   return [`${'started'.padEnd(20)}  ${'last used'.padEnd(20)}  expires`, ...rows].join('\n')
 }
 
 async function endSessions (store: Database, username: string): Promise<string> {
   const ended = await store.sessions.endAllOf(await userIdOf(store, username), 'operator')
-  return ended === 0 ? `${username} has no open sessions` : `ended ${ended} session${ended === 1 ? '' : 's'} of ${username}; their tokens no longer work`
+  return ended === 0
+    ? `${username} has no open sessions`
+    : `ended ${ended} session${ended === 1 ? '' : 's'} of ${username}; their tokens no longer work`
 }
 
 async function run (argv: string[]): Promise<string | undefined> {
@@ -171,7 +175,10 @@ async function run (argv: string[]): Promise<string | undefined> {
     case 'restore': {
       const file = onlyFile(command, [subcommand, ...rest])
       const databaseFile = sqliteFileOf(readEnv().DATABASE_URL)
-      if (databaseFile === undefined) throw new UsageError(`${command} copies an SQLite database; for PostgreSQL use pg_dump and pg_restore (docs/operations.md, "Backups")`)
+      if (databaseFile === undefined) {
+        throw new UsageError(`${command} copies an SQLite database; for PostgreSQL use pg_dump and pg_restore ` +
+          '(docs/operations.md, "Backups")')
+      }
       if (command === 'backup') {
         const { users, sessions } = await backupSqlite(databaseFile, file)
         return `backed up ${users} users and ${sessions} sessions to ${file} (integrity check: ok)`
@@ -181,7 +188,12 @@ async function run (argv: string[]): Promise<string | undefined> {
     }
     case 'openapi': {
       // Nothing is listened on or written: a throwaway key and an in-memory database.
-      const config = loadConfig({ ...process.env, DATABASE_URL: 'sqlite::memory:', JWT_SECRET: randomBytes(32).toString('hex'), LOG_LEVEL: 'silent' })
+      const config = loadConfig({
+        ...process.env,
+        DATABASE_URL: 'sqlite::memory:',
+        JWT_SECRET: randomBytes(32).toString('hex'),
+        LOG_LEVEL: 'silent'
+      })
       const { buildApp } = await import('./app.js')
       const app = await buildApp(config)
       await app.ready()
@@ -244,7 +256,8 @@ try {
   // Failures the operator can act on (usage, configuration, a port in use, an unknown host)
   // are one line; anything else keeps its stack for a bug report.
   const isSystemError = typeof (error as NodeJS.ErrnoException).syscall === 'string'
-  const isExpected = error instanceof UsageError || error instanceof ConfigError || error instanceof DatabaseSetupError || isSystemError ||
+  const isExpected = error instanceof UsageError || error instanceof ConfigError ||
+    error instanceof DatabaseSetupError || isSystemError ||
     (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
   // node-postgres reports a server that accepts but never answers as a bare Error ("Connection terminated due to
   // connection timeout"): the operator's to fix, so one line too (#59).

@@ -29,7 +29,10 @@ export const ConfigSchema = Type.Object({
    */
   RATE_LIMIT_WINDOW: Type.Integer({ minimum: 1, maximum: 86400, default: 60 }),
   RATE_LIMIT_REQUESTS: Type.Integer({ minimum: 1, default: 1200 }),
-  /** Bytes of Markdown documents (their declared Content-Length) per window; at least BODY_LIMIT, 4 × BODY_LIMIT by default. */
+  /**
+   * Bytes of Markdown documents (their declared Content-Length) per window; at least BODY_LIMIT,
+   * 4 × BODY_LIMIT by default.
+   */
   RATE_LIMIT_MARKDOWN_BYTES: Type.Optional(Type.Integer({ minimum: 1 })),
   /** Markdown documents large enough for a render thread that one client may have rendering at once, per replica. */
   RATE_LIMIT_MARKDOWN_RENDERS: Type.Integer({ minimum: 1, default: 1 }),
@@ -44,7 +47,10 @@ export const ConfigSchema = Type.Object({
   LOGIN_FAILURE_WINDOW: Type.Integer({ minimum: 1, maximum: 86400, default: 900 }),
   /** Seconds a client has to send a whole request, headers and body; past it, 408 and the connection closed. */
   REQUEST_TIMEOUT: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
-  /** Raw HTML in Markdown: `github`, through GitHub's allowlist; `escape`, every tag shown as text (lib/markdown/render.ts). */
+  /**
+   * Raw HTML in Markdown: `github`, through GitHub's allowlist; `escape`, every tag shown as text
+   * (lib/markdown/render.ts).
+   */
   MARKDOWN_RAW_HTML: Type.Union([Type.Literal('github'), Type.Literal('escape')], { default: 'github' }),
   /** Fenced code with a known language highlighted on the server (lib/markdown/code-highlight.ts). */
   MARKDOWN_HIGHLIGHT: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
@@ -90,14 +96,20 @@ export function isTracingOn (env: Pick<Env, Extract<keyof Env, `OTEL_${string}`>
 }
 
 /** Configuration after the start-up has resolved what the environment may leave out. */
-export type Config = Omit<Env, 'JWT_SECRET' | 'JWT_PREVIOUS_SECRETS' | 'RATE_LIMIT_EXEMPT' | 'RATE_LIMIT_MARKDOWN_BYTES'> & {
+export type Config = Omit<
+  Env,
+  'JWT_SECRET' | 'JWT_PREVIOUS_SECRETS' | 'RATE_LIMIT_EXEMPT' | 'RATE_LIMIT_MARKDOWN_BYTES'
+> & {
   JWT_SECRET: string
   JWT_PREVIOUS_SECRETS: string[]
   RATE_LIMIT_EXEMPT: string[]
   RATE_LIMIT_MARKDOWN_BYTES: number
 }
 
-/** Markdown bytes a client may send per window, unless RATE_LIMIT_MARKDOWN_BYTES says: four documents of the largest size. */
+/**
+ * Markdown bytes a client may send per window, unless RATE_LIMIT_MARKDOWN_BYTES says: four
+ * documents of the largest size.
+ */
 const DEFAULT_MARKDOWN_DOCUMENTS_PER_WINDOW = 4
 
 export class ConfigError extends Error {
@@ -141,7 +153,9 @@ function firstSchemaError (error: unknown): string {
   const errors = (error as { errors?: SchemaError[] }).errors ?? []
   const first = errors[0]
   if (first !== undefined && first.keyword === 'const') {
-    const allowed = errors.filter((other) => other.instancePath === first.instancePath && other.keyword === 'const').map((other) => String(other.params.allowedValue))
+    const allowed = errors
+      .filter((other) => other.instancePath === first.instancePath && other.keyword === 'const')
+      .map((other) => String(other.params.allowedValue))
     return `${first.instancePath.slice(1)} must be one of ${allowed.join(', ')}`
   }
   return message.replace(/^env\/?/, '').split(', ')[0] ?? message
@@ -149,7 +163,9 @@ function firstSchemaError (error: unknown): string {
 
 /** OpenTelemetry's specification reads an empty OTEL_* variable as unset. */
 function withoutEmptyOpenTelemetryVariables (source: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(source).filter(([name, value]) => !(name.startsWith('OTEL_') && value === '')))
+  return Object.fromEntries(
+    Object.entries(source).filter(([name, value]) => !(name.startsWith('OTEL_') && value === ''))
+  )
 }
 
 /** What pg's connection-string parser will take: a URL whose escapes decode. */
@@ -183,7 +199,9 @@ export function previousSecrets (env: Env): string[] {
 export function rateLimitExemptions (env: Pick<Env, 'RATE_LIMIT_EXEMPT'>): string[] {
   const entries = env.RATE_LIMIT_EXEMPT.split(',').map((entry) => entry.trim()).filter(Boolean)
   if (!entries.every(isAddressOrRange)) {
-    throw new ConfigError('Invalid configuration: RATE_LIMIT_EXEMPT must be comma-separated IP addresses or CIDR ranges')
+    throw new ConfigError(
+      'Invalid configuration: RATE_LIMIT_EXEMPT must be comma-separated IP addresses or CIDR ranges'
+    )
   }
   return entries
 }
@@ -192,7 +210,9 @@ export function rateLimitExemptions (env: Pick<Env, 'RATE_LIMIT_EXEMPT'>): strin
  * Fastify's `trustProxy` from TRUST_PROXY: a hop count, `true`, or addresses/CIDRs; a
  * ConfigError for anything else.
  */
-export function trustProxyOption (value: string | undefined): boolean | string[] | ((address: string, hop: number) => boolean) {
+export function trustProxyOption (
+  value: string | undefined
+): boolean | string[] | ((address: string, hop: number) => boolean) {
   if (value === undefined) return false
   if (value === 'true') return true
   if (/^\d+$/.test(value)) {
@@ -201,7 +221,8 @@ export function trustProxyOption (value: string | undefined): boolean | string[]
   }
   const entries = value.split(',').map((entry) => entry.trim())
   if (!entries.every(isAddressOrRange)) {
-    throw new ConfigError('Invalid configuration: TRUST_PROXY must be a hop count, true, or comma-separated IP addresses or CIDR ranges')
+    throw new ConfigError('Invalid configuration: TRUST_PROXY must be a hop count, true, ' +
+      'or comma-separated IP addresses or CIDR ranges')
   }
   return entries
 }

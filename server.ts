@@ -27,7 +27,9 @@ export async function serve (config: Config): Promise<void> {
       if (created > 0) app.log.info({ created }, 'created demo users on the empty database')
     }
     await app.listen({ host: config.HOST, port: config.PORT })
-    metricsServer = config.METRICS_PORT === undefined ? undefined : await listenForMetrics(app, config.METRICS_HOST ?? config.HOST, config.METRICS_PORT)
+    metricsServer = config.METRICS_PORT === undefined
+      ? undefined
+      : await listenForMetrics(app, config.METRICS_HOST ?? config.HOST, config.METRICS_PORT)
   } catch (error) {
     // A start that fails (port taken, bad HOST) must exit non-zero: close, then let it propagate.
     await app.close()

@@ -1,4 +1,12 @@
-import { Type, type IntegerOptions, type SchemaOptions, type Static, type TInteger, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import {
+  Type,
+  type IntegerOptions,
+  type SchemaOptions,
+  type Static,
+  type TInteger,
+  type TSchema,
+  type TUnsafe
+} from '@sinclair/typebox'
 
 /**
  * A `$ref` to a named schema (one with a stable `$id`) that keeps the schema's static type,
@@ -33,7 +41,11 @@ export const ErrorBody = Type.Object(
 export type ErrorBody = Static<typeof ErrorBody>
 
 /** The answer of an operation that has nothing to return but that it was done: health checks, logout. */
-export const Status = Type.Object({ status: Type.Literal('ok') }, { $id: 'Status', additionalProperties: false, examples: [{ status: 'ok' }] })
+export const Status = Type.Object({ status: Type.Literal('ok') }, {
+  $id: 'Status',
+  additionalProperties: false,
+  examples: [{ status: 'ok' }]
+})
 
 /**
  * The IETF draft's rate-limit header fields (draft-ietf-httpapi-ratelimit-headers), on every
@@ -42,12 +54,13 @@ export const Status = Type.Object({ status: Type.Literal('ok') }, { $id: 'Status
 const rateLimitHeaders = {
   ratelimit: Type.String({
     description: 'What the client has left of each quota policy and the seconds until it is whole again, ' +
-      'e.g. `"requests";r=599;t=60`. Always on the Markdown route and on a fair-share 429; elsewhere once the client has ' +
-      'used half its quota of requests; never for an address exempt from the limits'
+      'e.g. `"requests";r=599;t=60`. Always on the Markdown route and on a fair-share 429; elsewhere once the ' +
+      'client has used half its quota of requests; never for an address exempt from the limits'
   }),
   'ratelimit-policy': Type.String({
     description: 'The quota policies of this operation, per client address, e.g. `"requests";q=1200;w=60` ' +
-      '(`qu="content-bytes"`: bytes of request bodies; `qu="concurrent-requests"`: requests at once); sent with RateLimit'
+      '(`qu="content-bytes"`: bytes of request bodies; `qu="concurrent-requests"`: requests at once); ' +
+      'sent with RateLimit'
   })
 }
 
@@ -83,7 +96,9 @@ export function errorResponses<const C extends readonly number[]> (
 ): { [K in C[number]]: TUnsafe<ErrorBody> } {
   return Object.fromEntries(codes.map((code: C[number]) => {
     const message = messages[code] ?? errorMessages[code] ?? 'Error'
-    return [code, ref(ErrorBody, code === 429 ? { description: message, headers: retryAfterHeaders } : { description: message })]
+    return [code, ref(ErrorBody, code === 429
+      ? { description: message, headers: retryAfterHeaders }
+      : { description: message })]
   })) as { [K in C[number]]: TUnsafe<ErrorBody> }
 }
 
@@ -96,7 +111,12 @@ export const apiErrors = [...commonErrors, 429] as const
 /** The statuses of a route that reads a body: sent too slowly (REQUEST_TIMEOUT), too large, not JSON or a form. */
 export const bodyErrors = [408, 413, 415] as const
 
-export const Page = Int64({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1, description: 'Page number, from 1' })
+export const Page = Int64({
+  minimum: 1,
+  maximum: Number.MAX_SAFE_INTEGER,
+  default: 1,
+  description: 'Page number, from 1'
+})
 /** The page size when a request names none: its one home, read by the list's links too. */
 export const DEFAULT_PER_PAGE = 20
 export const PerPage = Int32({ minimum: 1, maximum: 100, default: DEFAULT_PER_PAGE, description: 'Users per page' })

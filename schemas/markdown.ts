@@ -4,7 +4,8 @@ import { MAX_MARKDOWN_LENGTH } from '../lib/markdown/render.js'
 export const MarkdownRequest = Type.Object({
   markdown: Type.String({
     maxLength: MAX_MARKDOWN_LENGTH,
-    description: `The Markdown source, rendered as the operation's description says; at most ${MAX_MARKDOWN_LENGTH} characters (and the body at most BODY_LIMIT bytes).`,
+    description: 'The Markdown source, rendered as the operation\'s description says; ' +
+      `at most ${MAX_MARKDOWN_LENGTH} characters (and the body at most BODY_LIMIT bytes).`,
     examples: ['# Title\n\nSome *emphasis*, a [link](https://example.com) and `code`.']
   })
 }, {

@@ -66,10 +66,14 @@ function altitudeSpan (pair: string, altitude: string, meaning = '') {
 }
 
 export const SunDay = Type.Object({
-  sunrise_sunset: altitudeSpan('Sunrise and sunset', '−0.833°', ' "above" is the midnight Sun, "below" the polar night.'),
+  sunrise_sunset: altitudeSpan(
+    'Sunrise and sunset', '−0.833°', ' "above" is the midnight Sun, "below" the polar night.'
+  ),
   civil_twilight: altitudeSpan('Civil twilight', '−6°'),
   nautical_twilight: altitudeSpan('Nautical twilight', '−12°'),
-  astronomical_twilight: altitudeSpan('Astronomical twilight', '−18°', ' "above" is a night that never gets fully dark.')
+  astronomical_twilight: altitudeSpan(
+    'Astronomical twilight', '−18°', ' "above" is a night that never gets fully dark.'
+  )
 }, {
   additionalProperties: false,
   description: 'For each pair of events, where the Sun spends the day that `data` describes: why an event is null'

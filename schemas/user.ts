@@ -12,8 +12,24 @@ export const User = Type.Object({
 }, { $id: 'User', additionalProperties: false })
 
 const exampleUsers = [
-  { id: '3', name: 'Alan Liskov', birthdate: '1976-11-23', gender: 'non-binary', short_desc: 'Likes sailing.', age: 50, online: false },
-  { id: '4', name: 'Katherine Johnson', birthdate: '1989-04-06', gender: 'unspecified', short_desc: 'Likes compilers.', age: 37, online: true }
+  {
+    id: '3',
+    name: 'Alan Liskov',
+    birthdate: '1976-11-23',
+    gender: 'non-binary',
+    short_desc: 'Likes sailing.',
+    age: 50,
+    online: false
+  },
+  {
+    id: '4',
+    name: 'Katherine Johnson',
+    birthdate: '1989-04-06',
+    gender: 'unspecified',
+    short_desc: 'Likes compilers.',
+    age: 37,
+    online: true
+  }
 ]
 
 export const UserListQuery = Type.Object({
@@ -39,6 +55,7 @@ export const UserPage = Type.Object({
   examples: [{
     meta: { count_total: 50, count_loaded: 2, current_page: 2, total_pages: 25 },
     data: exampleUsers,
-    links: [1, 2, 3, 4, 5, 6, 7, 25].map((page) => page === 1 ? '/api/user/list?per_page=2' : `/api/user/list?page=${page}&per_page=2`)
+    links: [1, 2, 3, 4, 5, 6, 7, 25].map((page) =>
+      page === 1 ? '/api/user/list?per_page=2' : `/api/user/list?page=${page}&per_page=2`)
   }]
 })

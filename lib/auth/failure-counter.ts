@@ -113,7 +113,12 @@ if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then redis.call('hset', KEYS[1],
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** [attempts, failures, window's remaining ms] */
-    countAttempt: (key: string, attempt: AttemptId, windowMs: number, limit: number) => Result<[number, number, number], Context>
+    countAttempt: (
+      key: string,
+      attempt: AttemptId,
+      windowMs: number,
+      limit: number
+    ) => Result<[number, number, number], Context>
     markFailed: (key: string, attempt: AttemptId) => Result<null, Context>
   }
 }
@@ -142,7 +147,11 @@ export class RedisFailureCounter implements FailureCounter {
   /** Counts refused unsent: their give-backs have nothing to take and must not crowd out the ones that matter. */
   private readonly neverSent: LRUCache<string, true>
 
-  constructor (private readonly redis: Redis, private readonly windowMs: number, options: RedisFailureCounterOptions = {}) {
+  constructor (
+    private readonly redis: Redis,
+    private readonly windowMs: number,
+    options: RedisFailureCounterOptions = {}
+  ) {
     this.prefix = options.prefix ?? DEFAULT_PREFIX
     this.unconfirmed = new LRUCache({ max: options.maxUnconfirmedChanges ?? 10_000, ttl: windowMs })
     this.neverSent = new LRUCache({ max: 10_000 })
@@ -174,7 +183,9 @@ export class RedisFailureCounter implements FailureCounter {
 
   /** Same connection as the count, so it runs after it however late. What Redis refuses it will always refuse. */
   private send (change: UnconfirmedChange): void {
-    const sent = change.change === 'give back' ? this.redis.hdel(change.key, change.attempt) : this.redis.markFailed(change.key, change.attempt)
+    const sent = change.change === 'give back'
+      ? this.redis.hdel(change.key, change.attempt)
+      : this.redis.markFailed(change.key, change.attempt)
     sent.then(() => { this.unconfirmed.delete(idOf(change)) }, (error: unknown) => {
       if (isStoreRefusal(error)) this.unconfirmed.delete(idOf(change))
     })

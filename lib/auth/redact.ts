@@ -4,7 +4,10 @@ const SECRET_FIELDS = /^(access_token|refresh_token|token|password|jwt_secret)$/
 /** A secret field written into a parameter's name by a client that encoded its `=` (`access_token%3D…`). */
 const SECRET_FIELD_WITH_VALUE = /^(access_token|refresh_token|token|password|jwt_secret)=/i
 
-/** A secret field as a path parameter (`/api/user/list;access_token=…`, its `;` or `=` encoded or not), up to the next `;`, `/` or `?`. */
+/**
+ * A secret field as a path parameter (`/api/user/list;access_token=…`, its `;` or `=` encoded or
+ * not), up to the next `;`, `/` or `?`.
+ */
 const SECRET_PATH_PARAMETER = /(?:;|%3[bB])(access_token|refresh_token|token|password|jwt_secret)(?:=|%3[dD])[^;/?]*/gi
 
 /**

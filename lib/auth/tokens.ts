@@ -20,7 +20,13 @@ export interface TokenSubject { id: number, tokenVersion: number }
 export interface TokenSession { id: SessionId, expiresAt: number }
 
 /** `sessionId` is null only for an access token from before sessions (docs/decisions.md, "Sessions and logout"). */
-export interface VerifiedToken { userId: number, tokenVersion: number, sessionId: SessionId | null, use: TokenUse, expiresAtSeconds: number }
+export interface VerifiedToken {
+  userId: number
+  tokenVersion: number
+  sessionId: SessionId | null
+  use: TokenUse
+  expiresAtSeconds: number
+}
 
 /** The access-token part of the login and refresh answers. */
 export interface AccessGrant { access_token: AccessToken, expires_in: number }
@@ -56,7 +62,11 @@ export class TokenService {
   constructor (options: TokenServiceOptions) {
     this.accessTtlSeconds = options.accessTtlSeconds
     // Every claim is ours: fast-jwt keeps the iat and exp given (exp is rounded up below).
-    this.signer = createSigner({ key: options.currentSecret, algorithm: TOKEN_ALGORITHM, kid: keyIdOf(options.currentSecret) })
+    this.signer = createSigner({
+      key: options.currentSecret,
+      algorithm: TOKEN_ALGORITHM,
+      kid: keyIdOf(options.currentSecret)
+    })
     this.verifierByKeyId = new Map([options.currentSecret, ...options.previousSecrets].map((secret) => [
       keyIdOf(secret),
       createVerifier({
@@ -74,7 +84,10 @@ export class TokenService {
   accessGrant (subject: TokenSubject, session: TokenSession): AccessGrant {
     const nowMs = Date.now()
     // Rounded up, so the token lives at least the promised `expires_in`; `iat` + TTL could end a second early.
-    const expiresAtSeconds = Math.min(Math.ceil((nowMs + this.accessTtlSeconds * 1000) / 1000), session.expiresAt / 1000)
+    const expiresAtSeconds = Math.min(
+      Math.ceil((nowMs + this.accessTtlSeconds * 1000) / 1000),
+      session.expiresAt / 1000
+    )
     return {
       access_token: this.sign('access', subject, session, nowMs, expiresAtSeconds) as AccessToken,
       // At least 1, as the schema says: a session with under a second left is refused at its next use.
@@ -86,7 +99,13 @@ export class TokenService {
     return this.sign('refresh', subject, session, Date.now(), session.expiresAt / 1000) as RefreshToken
   }
 
-  private sign (use: TokenUse, subject: TokenSubject, session: TokenSession, nowMs: number, expiresAtSeconds: number): string {
+  private sign (
+    use: TokenUse,
+    subject: TokenSubject,
+    session: TokenSession,
+    nowMs: number,
+    expiresAtSeconds: number
+  ): string {
     return this.signer({
       iss: TOKEN_ISSUER,
       aud: TOKEN_AUDIENCE,
@@ -126,12 +145,22 @@ export class TokenService {
       throw error instanceof InvalidTokenError ? error : new InvalidTokenError((error as Error).message)
     }
     if (claims.token_use !== use) throw new InvalidTokenError(`not an ${use} token`)
-    if (typeof claims.sub !== 'string' || !/^[1-9]\d{0,15}$/.test(claims.sub)) throw new InvalidTokenError('bad subject')
+    if (typeof claims.sub !== 'string' || !/^[1-9]\d{0,15}$/.test(claims.sub)) {
+      throw new InvalidTokenError('bad subject')
+    }
     const userId = Number(claims.sub)
     if (typeof claims.ver !== 'number' || !Number.isSafeInteger(claims.ver)) throw new InvalidTokenError('bad version')
-    if (claims.sid !== undefined && (typeof claims.sid !== 'string' || !SESSION_ID.test(claims.sid))) throw new InvalidTokenError('bad session id')
+    if (claims.sid !== undefined && (typeof claims.sid !== 'string' || !SESSION_ID.test(claims.sid))) {
+      throw new InvalidTokenError('bad session id')
+    }
     // A refresh token of no session could never be logged out of, for up to REFRESH_TOKEN_TTL.
     if (claims.sid === undefined && use === 'refresh') throw new InvalidTokenError('issued before sessions')
-    return { userId, tokenVersion: claims.ver, sessionId: (claims.sid ?? null) as SessionId | null, use, expiresAtSeconds: claims.exp as number }
+    return {
+      userId,
+      tokenVersion: claims.ver,
+      sessionId: (claims.sid ?? null) as SessionId | null,
+      use,
+      expiresAtSeconds: claims.exp as number
+    }
   }
 }

@@ -14,7 +14,8 @@ export interface QuotaPolicy {
 }
 
 /** A client's count of one policy in one window, as the shared store names it (after its prefix). */
-export const storeKeyOf = (policyName: string, client: string, window: number): string => `${policyName}:${client}:${window}`
+export const storeKeyOf = (policyName: string, client: string, window: number): string =>
+  `${policyName}:${client}:${window}`
 
 /** Where a client stands in one policy at one moment. */
 export interface Standing {
@@ -22,8 +23,8 @@ export interface Standing {
   remaining: number
   /**
    * RateLimit's `t`, never above the window (issue #59): when it fits, seconds until the current window ends and its
-   * count starts to weigh less; when refused, the Retry-After, or the window if that is longer (a quota used up early in
-   * a window still weighs early in the next; shared counts can pass the quota).
+   * count starts to weigh less; when refused, the Retry-After, or the window if that is longer (a quota used up
+   * early in a window still weighs early in the next; shared counts can pass the quota).
    */
   resetSeconds: number
   /** 0 when the charge fits now. */
@@ -130,7 +131,9 @@ export class QuotaCounter {
       const resetSeconds = Math.min(retryAfterSeconds, this.policy.windowSeconds)
       return { remaining: Math.max(0, Math.floor(this.policy.quota - used)), resetSeconds, retryAfterSeconds }
     }
-    const resetSeconds = counts.current + cost > 0 || counts.previous > 0 ? Math.ceil((windowStart + this.windowMs - time) / 1000) : 0
+    const resetSeconds = counts.current + cost > 0 || counts.previous > 0
+      ? Math.ceil((windowStart + this.windowMs - time) / 1000)
+      : 0
     return { remaining: Math.floor(this.policy.quota - used - cost), resetSeconds, retryAfterSeconds: 0 }
   }
 
@@ -168,6 +171,8 @@ export function clientKeyOf (address: string): string {
   const [head = '', tail] = address.toLowerCase().split('::')
   const headGroups = head === '' ? [] : head.split(':')
   const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':')
-  const groups = tail === undefined ? headGroups : [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups]
+  const groups = tail === undefined
+    ? headGroups
+    : [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups]
   return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '')).join(':')}::/64`
 }

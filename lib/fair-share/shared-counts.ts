@@ -73,7 +73,8 @@ export class SharedCounts {
     }
     try {
       const results = await pipeline.exec()
-      const failure = results?.find(([error]) => error !== null)?.[0] ?? (results === null ? new Error('pipeline discarded') : undefined)
+      const failure = results?.find(([error]) => error !== null)?.[0] ??
+        (results === null ? new Error('pipeline discarded') : undefined)
       if (failure !== undefined) throw failure
       this.takeTotals(sent, (results ?? []).map(([, value]) => value))
       this.lastSyncFailed = false

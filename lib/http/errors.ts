@@ -86,9 +86,12 @@ export function toPublicError (error: FastifyError | HttpError): PublicError {
 
 /** Fastify's `frameworkErrors`: failures before routing (a malformed URL escape) answer the contract's body too. */
 export function frameworkErrors (error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  const statusCode = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400
+  const statusCode = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500
+    ? error.statusCode
+    : 400
   // Before any hook: the nosniff plugin has not run.
-  void reply.code(statusCode).header('x-content-type-options', 'nosniff').send(errorBody(statusCode, STATUS_CODES[statusCode] ?? 'Bad request'))
+  void reply.code(statusCode).header('x-content-type-options', 'nosniff')
+    .send(errorBody(statusCode, STATUS_CODES[statusCode] ?? 'Bad request'))
 }
 
 const clientErrorStatus: Readonly<Record<string, number>> = { HPE_HEADER_OVERFLOW: 431, ERR_HTTP_REQUEST_TIMEOUT: 408 }
@@ -100,7 +103,8 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
     const statusCode = clientErrorStatus[error.code ?? ''] ?? 400
     const reason = STATUS_CODES[statusCode] as string
     const body = JSON.stringify(errorBody(statusCode, reason))
-    socket.write(`HTTP/1.1 ${statusCode} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n` +
+    socket.write(`HTTP/1.1 ${statusCode} ${reason}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
   }
   socket.destroy(error)

@@ -7,7 +7,9 @@ type SchemaController = NonNullable<FastifyServerOptions['schemaController']>
 type ValidatorFactory = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildValidator']>
 interface AjvCompilerOptions { customOptions?: Record<string, unknown>, [option: string]: unknown }
 /** What the pool builds and takes at run time (its published types say otherwise). */
-type RouteValidatorCompiler = (route: { schema: FastifySchema, method: string, url: string, httpPart: string }) => unknown
+type RouteValidatorCompiler = (
+  route: { schema: FastifySchema, method: string, url: string, httpPart: string }
+) => unknown
 type CompilerPool = (externalSchemas: unknown, options: AjvCompilerOptions) => RouteValidatorCompiler
 
 // A CommonJS module whose function is its `default` export: Ajv's own count of characters (code points).
@@ -21,7 +23,11 @@ const characterCount = ucs2lengthModule.default
  */
 function maxLength (limit: number, text: string): boolean {
   if (text.length <= limit || characterCount(text) <= limit) return true
-  maxLength.errors = [{ keyword: 'maxLength', message: `must NOT have more than ${limit} characters`, params: { limit } }]
+  maxLength.errors = [{
+    keyword: 'maxLength',
+    message: `must NOT have more than ${limit} characters`,
+    params: { limit }
+  }]
   return false
 }
 maxLength.errors = undefined as Array<Partial<ErrorObject>> | undefined
@@ -53,7 +59,10 @@ export function validatorCompilers (): SchemaController {
     const onCreate = ajvOptions.onCreate as ((ajv: Ajv) => void) | undefined
     const withCheapMaxLength = { ...ajvOptions, onCreate: (ajv: Ajv) => { cheapMaxLength(ajv); onCreate?.(ajv) } }
     const coercing = buildFromPool(externalSchemas, withCheapMaxLength)
-    const exact = buildFromPool(externalSchemas, { ...withCheapMaxLength, customOptions: { ...ajvOptions.customOptions, coerceTypes: false } })
+    const exact = buildFromPool(externalSchemas, {
+      ...withCheapMaxLength,
+      customOptions: { ...ajvOptions.customOptions, coerceTypes: false }
+    })
     return (route) => route.httpPart === 'body' ? exact(route) : coercing(route)
   }
   return { compilersFactory: { buildValidator: buildValidator as unknown as ValidatorFactory } }

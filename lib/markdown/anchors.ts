@@ -1,9 +1,3 @@
-import type MarkdownIt from 'markdown-it'
-import type { StateCore, Token } from 'markdown-it'
-import GithubSlugger from 'github-slugger'
-import { footnoteIdsOf, ID_PREFIX } from './footnotes.js'
-import { isShownAsText } from './raw-html.js'
-
 /**
  * Heading ids and in-document links.
  *
@@ -16,6 +10,11 @@ import { isShownAsText } from './raw-html.js'
  * Here a link whose fragment is the id of a heading or footnote of the same document, less the
  * prefix, points at the real id, so that it works in any page as it is.
  */
+import type MarkdownIt from 'markdown-it'
+import type { StateCore, Token } from 'markdown-it'
+import GithubSlugger from 'github-slugger'
+import { footnoteIdsOf, ID_PREFIX } from './footnotes.js'
+import { isShownAsText } from './raw-html.js'
 
 /** The text a heading's id is made from: its text and code, emoji by name, markup (raw HTML's too) left out. */
 function headingText (inline: Token): string {
@@ -38,10 +37,14 @@ function decodedFragment (fragment: string): string | null {
   }
 }
 
-/** The id a fragment names: as written, decoded, or decoded in lower case (slugs are), as GitHub's script tries them. */
+/**
+ * The id a fragment names: as written, decoded, or decoded in lower case (slugs are), as GitHub's
+ * script tries them.
+ */
 function namedId (fragment: string, headings: ReadonlySet<string>, footnotes: ReadonlySet<string>): string | undefined {
   const decoded = decodedFragment(fragment)
-  return [fragment, decoded, decoded?.toLowerCase()].find((id): id is string => id != null && (headings.has(id) || footnotes.has(id)))
+  return [fragment, decoded, decoded?.toLowerCase()]
+    .find((id): id is string => id != null && (headings.has(id) || footnotes.has(id)))
 }
 
 /** In one pass: each heading's id, and the links to a fragment; then those links pointed at the ids they name. */

@@ -1,5 +1,3 @@
-import hljs from 'highlight.js/lib/common'
-
 /**
  * Fenced code highlighted on the server with highlight.js's common languages (docs/decisions.md,
  * "Highlighted code"): token spans with highlight.js's classes (`hljs-keyword`, …), which any
@@ -12,6 +10,7 @@ import hljs from 'highlight.js/lib/common'
  * document may highlight is bounded too, by size and not by the clock (HIGHLIGHTED_PER_DOCUMENT): past it, its
  * remaining blocks stay plain, whatever the load. Nothing of the text is lost either way.
  */
+import hljs from 'highlight.js/lib/common'
 
 /** Longest run of word characters (letters, digits, `_`, `$`) a highlighted block may hold. */
 export const MAX_WORD_RUN = 128
@@ -35,7 +34,8 @@ const asGithubReads = (language: string): string => AS_GITHUB_READS[language.toL
 interface HighlightEnv { highlightedCharacters?: number }
 
 const isWordCharacter = (code: number): boolean =>
-  (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || (code >= 0x30 && code <= 0x39) || code === 0x5f || code === 0x24
+  (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || (code >= 0x30 && code <= 0x39) ||
+  code === 0x5f || code === 0x24
 
 /** Whether `code` holds a run of more than MAX_WORD_RUN word characters, in one pass. */
 function holdsLongWordRun (code: string): boolean {

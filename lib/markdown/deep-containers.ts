@@ -23,9 +23,15 @@ function refusedTooDeep (rule: BlockRule, levelsToContent: number): BlockRule {
   }
 }
 
-/** markdown-it's list and block-quote rules and the footnote definitions' rule, refused where their content would reach `maxNesting`. */
+/**
+ * markdown-it's list and block-quote rules and the footnote definitions' rule, refused where their
+ * content would reach `maxNesting`.
+ */
 export function flattenDeepContainers (md: MarkdownIt): void {
-  wrapBlockRule(md, 'list', ['paragraph', 'reference', 'blockquote'], (list) => refusedTooDeep(list, LEVELS_TO_CONTENT.list))
-  wrapBlockRule(md, 'blockquote', ['paragraph', 'reference', 'blockquote', 'list'], (blockquote) => refusedTooDeep(blockquote, LEVELS_TO_CONTENT.blockquote))
-  wrapBlockRule(md, 'footnote_def', ['paragraph', 'reference'], (definition) => refusedTooDeep(definition, LEVELS_TO_CONTENT.footnoteDefinition))
+  wrapBlockRule(md, 'list', ['paragraph', 'reference', 'blockquote'], (list) =>
+    refusedTooDeep(list, LEVELS_TO_CONTENT.list))
+  wrapBlockRule(md, 'blockquote', ['paragraph', 'reference', 'blockquote', 'list'], (blockquote) =>
+    refusedTooDeep(blockquote, LEVELS_TO_CONTENT.blockquote))
+  wrapBlockRule(md, 'footnote_def', ['paragraph', 'reference'], (definition) =>
+    refusedTooDeep(definition, LEVELS_TO_CONTENT.footnoteDefinition))
 }

@@ -15,15 +15,16 @@ interface QuoteDepth { blockquoteDepth?: number }
 
 /** markdown-it's block-quote rule, refused past MAX_BLOCKQUOTE_DEPTH nested quotes. */
 export function limitDeepQuotes (md: MarkdownIt): void {
-  wrapBlockRule(md, 'blockquote', ['paragraph', 'reference', 'blockquote', 'list'], (blockquote) => (state, startLine, endLine, silent) => {
-    const depth = state.env as QuoteDepth
-    const outer = depth.blockquoteDepth ?? 0
-    if (outer >= MAX_BLOCKQUOTE_DEPTH) return false
-    depth.blockquoteDepth = outer + 1
-    try {
-      return blockquote(state, startLine, endLine, silent)
-    } finally {
-      depth.blockquoteDepth = outer
-    }
-  })
+  wrapBlockRule(md, 'blockquote', ['paragraph', 'reference', 'blockquote', 'list'], (blockquote) =>
+    (state, startLine, endLine, silent) => {
+      const depth = state.env as QuoteDepth
+      const outer = depth.blockquoteDepth ?? 0
+      if (outer >= MAX_BLOCKQUOTE_DEPTH) return false
+      depth.blockquoteDepth = outer + 1
+      try {
+        return blockquote(state, startLine, endLine, silent)
+      } finally {
+        depth.blockquoteDepth = outer
+      }
+    })
 }

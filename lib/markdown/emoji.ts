@@ -28,7 +28,9 @@ export function githubEmoji (md: MarkdownIt): void {
       const children: Token[] = []
       let autolinkDepth = 0
       for (const token of block.children) {
-        if ((token.type === 'link_open' || token.type === 'link_close') && token.info === 'auto') autolinkDepth += token.nesting
+        if ((token.type === 'link_open' || token.type === 'link_close') && token.info === 'auto') {
+          autolinkDepth += token.nesting
+        }
         if (token.type !== 'text' || autolinkDepth > 0 || !LOOKS_LIKE_SHORTCODE.test(token.content)) {
           children.push(token)
           continue

@@ -13,12 +13,17 @@ export const MAX_EVENT_LOOP_RENDER_LENGTH = 8192
  * cells: a document that could hold more (lines × the most `|` on a line) goes to a thread whatever its size.
  */
 const MAX_EVENT_LOOP_TABLE_CELLS = 4096
-/** Formulas cost KaTeX and the sanitizer tens of microseconds each, so a small document full of them goes to a thread too. */
+/**
+ * Formulas cost KaTeX and the sanitizer tens of microseconds each, so a small document full of them
+ * goes to a thread too.
+ */
 const MAX_EVENT_LOOP_DOLLARS = 128
 
 function holdsMoreDollarsThan (source: string, limit: number): boolean {
   let count = 0
-  for (let dollar = source.indexOf('$'); dollar !== -1; dollar = source.indexOf('$', dollar + 1)) if (++count > limit) return true
+  for (let dollar = source.indexOf('$'); dollar !== -1; dollar = source.indexOf('$', dollar + 1)) {
+    if (++count > limit) return true
+  }
   return false
 }
 
@@ -42,7 +47,9 @@ export function possibleTableCells (source: string): number {
   let newline = source.indexOf('\n')
   let carriageReturn = source.indexOf('\r')
   for (;;) {
-    const lineEnd = newline === -1 ? carriageReturn : carriageReturn === -1 ? newline : Math.min(newline, carriageReturn)
+    const lineEnd = newline === -1
+      ? carriageReturn
+      : carriageReturn === -1 ? newline : Math.min(newline, carriageReturn)
     if (pipe !== -1 && (lineEnd === -1 || pipe < lineEnd)) {
       pipesOnLine++
       pipe = source.indexOf('|', pipe + 1)

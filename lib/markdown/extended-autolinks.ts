@@ -1,11 +1,10 @@
-import type MarkdownIt from 'markdown-it'
-import type { StateCore, Token } from 'markdown-it'
-
 /**
  * GFM 0.29's extended autolinks, after cmark-gfm's autolink.c: a core rule over text tokens outside links, so never
  * in code, raw HTML or another link; each URL passes `validateLink`. Every scan moves forward or stops at a character
  * that cannot continue the one before, so a text is read a bounded number of times whatever its shape.
  */
+import type MarkdownIt from 'markdown-it'
+import type { StateCore, Token } from 'markdown-it'
 
 const isAlpha = (code: number): boolean => (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a)
 const isAlnum = (code: number): boolean => isAlpha(code) || (code >= 0x30 && code <= 0x39)
@@ -34,7 +33,10 @@ function scanDomain (text: string, start: number, needsPeriod: boolean): Domain 
       underscoresLast++
     } else if (!isHostChar(code)) break
   }
-  return { end, valid: end > start && (!needsPeriod || periods > 0) && underscoresBefore === 0 && underscoresLast === 0 }
+  return {
+    end,
+    valid: end > start && (!needsPeriod || periods > 0) && underscoresBefore === 0 && underscoresLast === 0
+  }
 }
 
 /** Stops at `<`; drops trailing punctuation, an unmatched `)` and an entity-like `&name;`. */
@@ -56,7 +58,9 @@ function trimLinkEnd (text: string, start: number, end: number): number {
     } else if (last === 0x3b) {
       let nameStart = end - 1
       while (nameStart > start && isAlnum(text.charCodeAt(nameStart - 1))) nameStart--
-      end = nameStart < end - 1 && nameStart > start && text.charCodeAt(nameStart - 1) === 0x26 ? nameStart - 1 : end - 1
+      end = nameStart < end - 1 && nameStart > start && text.charCodeAt(nameStart - 1) === 0x26
+        ? nameStart - 1
+        : end - 1
     } else if (last === 0x29 && closing > opening) {
       closing--
       end--
@@ -96,7 +100,10 @@ function findAutolink (text: string, from: number): Found | null {
     }
     if (code === 0x40) {
       let start = index
-      while (start > from && (isAlnum(text.charCodeAt(start - 1)) || EMAIL_LOCAL_PUNCTUATION.has(text.charCodeAt(start - 1)))) start--
+      while (
+        start > from &&
+        (isAlnum(text.charCodeAt(start - 1)) || EMAIL_LOCAL_PUNCTUATION.has(text.charCodeAt(start - 1)))
+      ) start--
       let end = index + 1
       let periods = 0
       let ats = 1
@@ -169,7 +176,9 @@ function linkExtendedAutolinks (state: StateCore): void {
     for (const token of block.children) {
       if (token.type === 'link_open') linkDepth++
       else if (token.type === 'link_close') linkDepth--
-      const pieces = token.type === 'text' && linkDepth === 0 && mayHoldAutolink(token.content) ? splitText(state, token) : null
+      const pieces = token.type === 'text' && linkDepth === 0 && mayHoldAutolink(token.content)
+        ? splitText(state, token)
+        : null
       if (pieces === null) children.push(token)
       else for (const piece of pieces) { piece.level = token.level; children.push(piece) }
     }

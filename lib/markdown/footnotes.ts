@@ -1,16 +1,15 @@
-import type MarkdownIt from 'markdown-it'
-import type { PluginSimple, StateCore, Token } from 'markdown-it'
-import markdownItFootnote from 'markdown-it-footnote'
-import { wrapBlockRule } from './wrap-block-rule.js'
-import { wrapInlineRule } from './wrap-inline-rule.js'
-import { ownMarkAttribute } from './raw-html.js'
-
 /**
  * GitHub's footnotes on markdown-it-footnote's parser, with the HTML of micromark-extension-gfm-footnote.
  * The plugin is bent where GitHub differs or hostile input was quadratic (docs/decisions.md, "Markdown"):
  * labels follow GitHub's grammar, match whatever their case and are no longer read to the end of the line,
  * inline notes are off, and the closing list is built in one pass (the plugin copied the tokens per footnote).
  */
+import type MarkdownIt from 'markdown-it'
+import type { PluginSimple, StateCore, Token } from 'markdown-it'
+import markdownItFootnote from 'markdown-it-footnote'
+import { wrapBlockRule } from './wrap-block-rule.js'
+import { wrapInlineRule } from './wrap-inline-rule.js'
+import { ownMarkAttribute } from './raw-html.js'
 
 /** GitHub's (micromark's), as CommonMark's for link labels. */
 const MAX_LABEL_LENGTH = 999
@@ -129,7 +128,9 @@ function closingSection (md: MarkdownIt) {
         env.footnoteIds.add(use === 1 ? `fnref-${id}` : `fnref-${id}-${use}`)
         const backReference = new state.Token('footnote_anchor', 'a', 0)
         backReference.meta = { number, id, use } satisfies FootnoteUse
-        backReference.info = lastParagraph === undefined ? (use === uses ? 'own line, last' : 'own line') : 'in paragraph'
+        backReference.info = lastParagraph === undefined
+          ? (use === uses ? 'own line, last' : 'own line')
+          : 'in paragraph'
         document.push(backReference)
       }
       if (lastParagraph !== undefined) document.push(lastParagraph)
@@ -146,7 +147,8 @@ function githubHtml (md: MarkdownIt): void {
   const rules = md.renderer.rules
   rules.footnote_ref = (tokens, index, _options, env) => {
     const use = tokens[index]!.meta as FootnoteUse
-    return `<sup><a${ownMarkAttribute(env)} href="#${ID_PREFIX}fn-${escape(use.id)}" id="${escape(referenceId(use))}" data-footnote-ref="" ` +
+    return `<sup><a${ownMarkAttribute(env)} href="#${ID_PREFIX}fn-${escape(use.id)}" ` +
+      `id="${escape(referenceId(use))}" data-footnote-ref="" ` +
       `aria-describedby="${ID_PREFIX}${SECTION_HEADING_ID}">${use.number}</a></sup>`
   }
   rules.footnote_block_open = (_tokens, _index, _options, env) =>

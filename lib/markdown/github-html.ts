@@ -1,9 +1,3 @@
-import type { Element, ElementContent, Root, RootContent } from 'hast'
-import { fromParse5 } from 'hast-util-from-parse5'
-import { defaultSchema, sanitize, type Schema } from 'hast-util-sanitize'
-import { toHtml } from 'hast-util-to-html'
-import { parseFragment, type DefaultTreeAdapterMap } from 'parse5'
-
 /**
  * The one sanitizer of rendered Markdown (docs/decisions.md, "Raw HTML"): HTML parsed as browsers parse it (parse5),
  * then one pass of hast-util-sanitize with SCHEMA. Raw HTML gets GitHub's allowlist, and its URLs GitHub's scheme
@@ -11,6 +5,11 @@ import { parseFragment, type DefaultTreeAdapterMap } from 'parse5'
  * the service writes, MathML and highlight.js's spans included. Raw HTML can neither forge the mark nor, by leaving
  * a tag open before an own element, add attributes to it.
  */
+import type { Element, ElementContent, Root, RootContent } from 'hast'
+import { fromParse5 } from 'hast-util-from-parse5'
+import { defaultSchema, sanitize, type Schema } from 'hast-util-sanitize'
+import { toHtml } from 'hast-util-to-html'
+import { parseFragment, type DefaultTreeAdapterMap } from 'parse5'
 
 type Parse5Node = DefaultTreeAdapterMap['node']
 type Parse5Parent = DefaultTreeAdapterMap['parentNode']
@@ -40,7 +39,10 @@ const URL_PROPERTIES = ['href', 'src', 'cite', 'longDesc'] as const
 const CLOBBER_PREFIX = 'user-content-'
 const CLOBBERED = ['id', 'name', 'ariaDescribedBy', 'ariaLabelledBy'] as const
 
-/** GitHub's allowlist (hast-util-sanitize's default) less what it allows for GitHub's own markup: `class`, `data-*`, `<input>`. */
+/**
+ * GitHub's allowlist (hast-util-sanitize's default) less what it allows for GitHub's own markup:
+ * `class`, `data-*`, `<input>`.
+ */
 const RAW_TAG_NAMES = defaultSchema.tagNames!.filter((tagName) => tagName !== 'input')
 const isOwnOnly = (property: PropertyDefinition): boolean => {
   const name = typeof property === 'string' ? property : property[0]
@@ -48,7 +50,8 @@ const isOwnOnly = (property: PropertyDefinition): boolean => {
 }
 /** Every raw element's attributes, GitHub's global ones included (no `*`: it would reach the own elements too). */
 const RAW_ATTRIBUTES = Object.fromEntries(RAW_TAG_NAMES.map((tagName) => [tagName,
-  [...(defaultSchema.attributes![tagName] ?? []), ...defaultSchema.attributes!['*']!].filter((property) => !isOwnOnly(property))]))
+  [...(defaultSchema.attributes![tagName] ?? []), ...defaultSchema.attributes!['*']!]
+    .filter((property) => !isOwnOnly(property))]))
 
 const OWN_ID = /^user-content-/
 const ALERT_KINDS = ['note', 'tip', 'important', 'warning', 'caution']
@@ -66,7 +69,8 @@ const MATHML_ATTRIBUTES: PropertyDefinition[] = [
   ...['width', 'height', 'depth', 'voffset', 'lspace', 'rspace', 'minsize', 'maxsize', 'mathsize', 'linethickness',
     'columnspacing', 'rowspacing', 'columnlines', 'rowlines', 'columnalign', 'rowalign', 'scriptlevel', 'displaystyle',
     'mathvariant', 'mathcolor', 'mathbackground', 'notation', 'fence', 'stretchy', 'separator', 'largeop', 'accent',
-    'accentunder', 'linebreak', 'movablelimits', 'symmetric', 'form'].map((name): PropertyDefinition => [name, PLAIN_VALUE]),
+    'accentunder', 'linebreak', 'movablelimits', 'symmetric', 'form'
+  ].map((name): PropertyDefinition => [name, PLAIN_VALUE]),
   ['display', 'block', 'inline'],
   ['encoding', 'application/x-tex'],
   ['xmlns', 'http://www.w3.org/1998/Math/MathML']
@@ -119,7 +123,8 @@ export const RAW_HTML_ELEMENTS: readonly string[] = RAW_TAG_NAMES
 /**
  * GitHub's rule for a URL in raw HTML: anything before a `:` that comes before any `/`, `?` or `#` is its scheme, and
  * only RAW_URL_SCHEMES (and, for images, `data:image/…`) are kept. So `\u2028javascript:`, a control character or
- * U+FFFD in a scheme is no scheme at all, and the URL is dropped. Edge ASCII whitespace is the attribute's, not the URL's.
+ * U+FFFD in a scheme is no scheme at all, and the URL is dropped. Edge ASCII whitespace is the attribute's, not the
+ * URL's.
  */
 export function isAllowedRawUrl (url: string, image: boolean): boolean {
   const value = url.replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, '')
@@ -181,7 +186,9 @@ function * elementsOf (root: Root): Generator<Element> {
   while (pending.length > 0) {
     const node = pending.pop()!
     if (node.type === 'element') yield node
-    if ('children' in node) for (let index = node.children.length - 1; index >= 0; index--) pending.push(node.children[index]!)
+    if ('children' in node) {
+      for (let index = node.children.length - 1; index >= 0; index--) pending.push(node.children[index]!)
+    }
   }
 }
 
@@ -209,7 +216,9 @@ function checkRawElement (element: Element): void {
   for (const name of CLOBBERED) {
     const value = properties[name]
     if (value === undefined || value === null) continue
-    element.properties[name as string] = Array.isArray(value) ? value.map((item) => CLOBBER_PREFIX + String(item)) : CLOBBER_PREFIX + String(value)
+    element.properties[name as string] = Array.isArray(value)
+      ? value.map((item) => CLOBBER_PREFIX + String(item))
+      : CLOBBER_PREFIX + String(value)
   }
 }
 
@@ -228,7 +237,10 @@ function linkToRawAnchors (fragmentLinks: Element[], rawIds: Set<string>): void 
   }
 }
 
-/** Own elements take their names back; raw ones have their URLs and ids checked, and links to raw anchors follow them. */
+/**
+ * Own elements take their names back; raw ones have their URLs and ids checked, and links to raw
+ * anchors follow them.
+ */
 function finish (tree: Root): void {
   const rawIds = new Set<string>()
   const fragmentLinks: Element[] = []
@@ -237,10 +249,13 @@ function finish (tree: Root): void {
       element.tagName = element.tagName.slice(OWN_PREFIX.length)
     } else {
       checkRawElement(element)
-      for (const name of [element.properties.id, element.properties.name]) if (typeof name === 'string') rawIds.add(name)
+      for (const name of [element.properties.id, element.properties.name]) {
+        if (typeof name === 'string') rawIds.add(name)
+      }
     }
     const href = element.properties.href
-    if (element.tagName === 'a' && typeof href === 'string' && href.startsWith('#') && !href.startsWith('#' + CLOBBER_PREFIX)) fragmentLinks.push(element)
+    if (element.tagName === 'a' && typeof href === 'string' && href.startsWith('#') &&
+      !href.startsWith('#' + CLOBBER_PREFIX)) fragmentLinks.push(element)
   }
   if (rawIds.size > 0) linkToRawAnchors(fragmentLinks, rawIds)
 }

@@ -1,8 +1,3 @@
-import katex from 'katex'
-import type MarkdownIt from 'markdown-it'
-import type { StateBlock, StateInline, Token } from 'markdown-it'
-import { ownFragment } from './raw-html.js'
-
 /**
  * Math as GitHub writes it, rendered to MathML that browsers show without a script: `$…$` and
  * `` $`…`$ `` inline, `$$…$$` displayed (inline or on lines of its own), and ```` ```math ````
@@ -18,6 +13,10 @@ import { ownFragment } from './raw-html.js'
  * formulas of a document past MATH_SOURCE_PER_DOCUMENT (counted by size, not by the clock, so that the same
  * document renders the same whatever the load); finding the dollars is linear.
  */
+import katex from 'katex'
+import type MarkdownIt from 'markdown-it'
+import type { StateBlock, StateInline, Token } from 'markdown-it'
+import { ownFragment } from './raw-html.js'
 
 /** Longest formula rendered, in characters. */
 export const MAX_FORMULA_LENGTH = 8192
@@ -65,7 +64,14 @@ export function mathml (tex: string, displayMode: boolean, env: object): string 
   spent.mathCharacters = counted
   try {
     const html = katex.renderToString(tex, {
-      output: 'mathml', displayMode, throwOnError: true, trust: false, strict: 'ignore', maxExpand: 1000, maxSize: 20, globalGroup: false
+      output: 'mathml',
+      displayMode,
+      throwOnError: true,
+      trust: false,
+      strict: 'ignore',
+      maxExpand: 1000,
+      maxSize: 20,
+      globalGroup: false
     })
     // Without KaTeX's `<span class="katex">` wrappers: the sanitizer (raw-html.ts's ownFragment) sees to the rest.
     return html.slice(html.indexOf('<math'), html.lastIndexOf('</math>') + '</math>'.length)
@@ -108,7 +114,10 @@ function codeSpans (src: string, end: number): Array<[number, number]> {
   return spans
 }
 
-/** Per inline source: its code spans, and where scanning for a closing `$` found none (no opener after it can close). */
+/**
+ * Per inline source: its code spans, and where scanning for a closing `$` found none (no opener
+ * after it can close).
+ */
 const scanned = new WeakMap<StateInline, { posMax: number, spans: Array<[number, number]>, unclosedFrom: number }>()
 
 /** The index of the first span that ends after `position`, by bisection: openers do not walk the spans before them. */
@@ -210,7 +219,8 @@ function blockMath (state: StateBlock, startLine: number, endLine: number, silen
     content = firstLine.trimEnd().slice(0, -2)
   } else {
     const known = unclosedBlockFrom.get(state)
-    if (known?.endLine === endLine && known.blkIndent === state.blkIndent && startLine >= known.from && startLine < known.until) return false
+    if (known?.endLine === endLine && known.blkIndent === state.blkIndent &&
+      startLine >= known.from && startLine < known.until) return false
     let found = false
     while (++lastLine < endLine) {
       const lineStart = state.bMarks[lastLine]! + state.tShift[lastLine]!
@@ -243,5 +253,6 @@ function blockMath (state: StateBlock, startLine: number, endLine: number, silen
 export function githubMath (md: MarkdownIt): void {
   md.inline.ruler.before('escape', 'math_inline', inlineMath)
   md.block.ruler.before('fence', 'math_block', blockMath, { alt: ['paragraph', 'reference', 'blockquote', 'list'] })
-  md.renderer.rules.math_inline = (tokens, index, _options, env) => ownFragment(env, (tokens[index]!.meta as { mathml: string }).mathml)
+  md.renderer.rules.math_inline = (tokens, index, _options, env) =>
+    ownFragment(env, (tokens[index]!.meta as { mathml: string }).mathml)
 }

@@ -1,13 +1,12 @@
-import { randomBytes } from 'node:crypto'
-import type MarkdownIt from 'markdown-it'
-import type { StateCore, Token } from 'markdown-it'
-import { FRAGMENT_ELEMENTS, OWN_MARK_ATTRIBUTE, sanitizeHtml } from './github-html.js'
-
 /**
  * Raw HTML as GitHub renders it, markdown-it side: the GFM tagfilter, and a mark on the service's own markup, the
  * only markup the sanitizer (github-html.ts) trusts. Its value is random per render, so raw HTML cannot forge it;
  * a render without raw HTML carries no mark, and only its highlighted blocks and formulas are sanitized.
  */
+import { randomBytes } from 'node:crypto'
+import type MarkdownIt from 'markdown-it'
+import type { StateCore, Token } from 'markdown-it'
+import { FRAGMENT_ELEMENTS, OWN_MARK_ATTRIBUTE, sanitizeHtml } from './github-html.js'
 
 /** GFM 0.29's tagfilter ("Disallowed Raw HTML"): their `<` becomes `&lt;`. */
 const DISALLOWED_TAG = /<(\/?)(title|textarea|style|xmp|iframe|noembed|noframes|script|plaintext)(?=[\t\n\f\r />]|$)/gi
@@ -41,7 +40,8 @@ export function ownFragment (env: object, html: string): string {
   const own = env as OwnMarkEnv
   const { ownMark } = own
   if (ownMark !== undefined) {
-    return html.replace(START_TAG, (tag, name: string) => FRAGMENT_ELEMENTS.has(name) ? `${tag} ${OWN_MARK_ATTRIBUTE}="${ownMark}"` : tag)
+    return html.replace(START_TAG, (tag, name: string) =>
+      FRAGMENT_ELEMENTS.has(name) ? `${tag} ${OWN_MARK_ATTRIBUTE}="${ownMark}"` : tag)
   }
   own.safeFragments ??= new Map()
   let safe = own.safeFragments.get(html)

@@ -1,3 +1,7 @@
+/**
+ * GFM to HTML that is safe to embed: raw HTML as github.com shows it (or escaped), no dangerous URL scheme,
+ * work bounded by the input's size whatever its shape. Only markdown-it's public interface; no HTTP.
+ */
 import MarkdownIt, { type Options, type RendererRule, type StateInline, type Token } from 'markdown-it'
 import { extendedAutolinks } from './extended-autolinks.js'
 import { taskLists } from './task-lists.js'
@@ -14,11 +18,6 @@ import { githubRawHtml, ownFragment, ownMarkOf } from './raw-html.js'
 import { sanitizeHtml } from './github-html.js'
 import { highlightCode } from './code-highlight.js'
 import { githubMath, mathml } from './math.js'
-
-/**
- * GFM to HTML that is safe to embed: raw HTML as github.com shows it (or escaped), no dangerous URL scheme,
- * work bounded by the input's size whatever its shape. Only markdown-it's public interface; no HTTP.
- */
 
 /** In characters as JSON Schema counts them; the request schema enforces it. */
 export const MAX_MARKDOWN_LENGTH = 1_048_576
@@ -37,7 +36,7 @@ export { MAX_FOOTNOTE_REFERENCES } from './footnote-references.js'
 const BLOCKED_SCHEMES = new Set(['javascript', 'vbscript', 'file', 'data'])
 const SAFE_DATA_IMAGE = /^data:image\/(?:gif|png|jpeg|webp)[;,]/
 const SCHEME = /^([a-z][a-z0-9+.-]*):/
-/* eslint-disable-next-line no-control-regex -- a browser strips these C0 controls from a URL, so the pattern names them */
+// eslint-disable-next-line no-control-regex -- a browser strips these C0 controls from a URL, so the pattern names them
 const EDGE_CONTROLS_AND_SPACES = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g
 const TAB_AND_NEWLINES = /[\t\n\r]/g
 const PERCENT_ESCAPE = /%([0-9a-f]{2})/gi
@@ -107,7 +106,8 @@ export interface MarkdownFeatures {
 export const DEFAULT_MARKDOWN_FEATURES: MarkdownFeatures = { rawHtml: 'github', highlight: true, math: true }
 
 /** As markdown-it reads it for the `language-` class. */
-const fenceLanguage = (md: MarkdownIt, token: Token): string => md.utils.unescapeAll(token.info).trim().split(/\s+/, 1)[0] ?? ''
+const fenceLanguage = (md: MarkdownIt, token: Token): string =>
+  md.utils.unescapeAll(token.info).trim().split(/\s+/, 1)[0] ?? ''
 
 /** Through markdown-it's fence rule, which writes `<pre><code class="language-…">`; highlighting is an own fragment. */
 function highlightedAndMathFences (md: MarkdownIt, features: MarkdownFeatures): void {
@@ -129,7 +129,12 @@ function highlightedAndMathFences (md: MarkdownIt, features: MarkdownFeatures): 
 function createRenderer (features: MarkdownFeatures): MarkdownIt {
   const { rawHtml } = features
   // markdown-it reads maxNesting from its options; @types/markdown-it does not declare it.
-  const options: Options & { maxNesting: number } = { html: rawHtml === 'github', linkify: false, typographer: false, maxNesting: MAX_NESTING }
+  const options: Options & { maxNesting: number } = {
+    html: rawHtml === 'github',
+    linkify: false,
+    typographer: false,
+    maxNesting: MAX_NESTING
+  }
   const md = new MarkdownIt('commonmark', options).enable(['table', 'strikethrough'])
   md.validateLink = isSafeUrl
   md.inline.ruler.before('strikethrough', 'tilde_runs_as_text', tildeRunsAsText)

@@ -33,7 +33,8 @@ export function budgetReusedReferences (md: MarkdownIt): void {
   })
   const rules = md.renderer.rules
   const renderImage = rules.image!
-  const renderLinkOpen: RendererRule = rules.link_open ?? ((tokens, index, options, _env, self) => self.renderToken(tokens, index, options))
+  const renderLinkOpen: RendererRule = rules.link_open ??
+    ((tokens, index, options, _env, self) => self.renderToken(tokens, index, options))
   rules.link_open = (tokens, index, options, env, self) => {
     charge(tokens[index]!, env as LinkAttributeBudget)
     return renderLinkOpen(tokens, index, options, env, self)

@@ -1,19 +1,20 @@
-import type MarkdownIt from 'markdown-it'
-import type { StateCore } from 'markdown-it'
-import { ownMarkAttribute } from './raw-html.js'
-
 /**
  * GFM's task list items (spec 0.29, "Task list items (extension)"): a list item whose first
  * paragraph begins with `[ ]`, `[x]` or `[X]` and whitespace begins with a disabled checkbox,
  * ticked for `x`. In any list, in block quotes too.
  */
+import type MarkdownIt from 'markdown-it'
+import type { StateCore } from 'markdown-it'
+import { ownMarkAttribute } from './raw-html.js'
+
 const TASK_MARKER = /^\[([ \txX])\](?=[ \t\n])/
 
 function markTaskListItems (state: StateCore): void {
   const { tokens } = state
   for (let index = 2; index < tokens.length; index++) {
     const inline = tokens[index]!
-    if (inline.type !== 'inline' || tokens[index - 1]!.type !== 'paragraph_open' || tokens[index - 2]!.type !== 'list_item_open') continue
+    if (inline.type !== 'inline' || tokens[index - 1]!.type !== 'paragraph_open' ||
+      tokens[index - 2]!.type !== 'list_item_open') continue
     const first = inline.children?.[0]
     const marker = first?.type === 'text' ? TASK_MARKER.exec(first.content) : null
     if (first === undefined || marker === null) continue
@@ -27,5 +28,6 @@ function markTaskListItems (state: StateCore): void {
 export function taskLists (md: MarkdownIt): void {
   md.core.ruler.after('inline', 'task_lists', markTaskListItems)
   md.renderer.rules.task_checkbox = (tokens, index, _options, env) =>
-    `<input${ownMarkAttribute(env)} type="checkbox"${(tokens[index]!.meta as { checked: boolean }).checked ? ' checked=""' : ''} disabled="" />`
+    `<input${ownMarkAttribute(env)} type="checkbox"` +
+    `${(tokens[index]!.meta as { checked: boolean }).checked ? ' checked=""' : ''} disabled="" />`
 }

@@ -9,7 +9,12 @@ export type BlockRule = (state: StateBlock, startLine: number, endLine: number, 
  * `alt` lists the rules the replacement may interrupt, as markdown-it's own declaration does.
  * The replacement carries the name too, so that a rule can be wrapped again.
  */
-export function wrapBlockRule (md: MarkdownIt, name: string, alt: string[], wrap: (original: BlockRule) => BlockRule): void {
+export function wrapBlockRule (
+  md: MarkdownIt,
+  name: string,
+  alt: string[],
+  wrap: (original: BlockRule) => BlockRule
+): void {
   const original = md.block.ruler.getRules('').find((rule) => rule.name === name) as BlockRule | undefined
   if (original === undefined) throw new Error(`markdown-it has no ${name} rule enabled`)
   md.block.ruler.at(name, Object.defineProperty(wrap(original), 'name', { value: name }), { alt })

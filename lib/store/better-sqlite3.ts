@@ -10,5 +10,7 @@ import type BetterSqlite3Module from 'better-sqlite3'
  * here: two copies of SQLite in one process break each other's file locks.
  */
 const nodeMajor = Number(process.versions.node.split('.')[0])
-const BetterSqlite3 = createRequire(import.meta.url)(nodeMajor >= 22 ? 'better-sqlite3-13' : 'better-sqlite3') as typeof BetterSqlite3Module
+const BetterSqlite3 = createRequire(import.meta.url)(
+  nodeMajor >= 22 ? 'better-sqlite3-13' : 'better-sqlite3'
+) as typeof BetterSqlite3Module
 export default BetterSqlite3

@@ -4,7 +4,14 @@ import { dirname } from 'node:path'
 import type BetterSqlite3 from 'better-sqlite3'
 import BetterSqlite3ForThisNode from './better-sqlite3.js'
 import { LRUCache } from 'lru-cache'
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect, type SqliteDatabase } from 'kysely'
+import {
+  Kysely,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  SqliteDialect,
+  type SqliteDatabase
+} from 'kysely'
 import { sqliteFileOf } from './database-url.js'
 import type { Database } from './schema.js'
 import { isDependencyUnavailable } from './unavailable.js'
@@ -25,7 +32,10 @@ function openSqlite (file: string): BetterSqlite3.Database {
     return new BetterSqlite3ForThisNode(file)
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'SQLITE_CANTOPEN') throw error
-    throw new DatabaseSetupError(`SQLite cannot open ${file}: ${(error as Error).message} (can this user write to its directory?)`, { cause: error })
+    throw new DatabaseSetupError(
+      `SQLite cannot open ${file}: ${(error as Error).message} (can this user write to its directory?)`,
+      { cause: error }
+    )
   }
 }
 
@@ -102,7 +112,12 @@ export function connect (databaseUrl: string): Connection {
     database.pragma('journal_mode = WAL')
     database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
     database.pragma('synchronous = NORMAL')
-    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) }), dialect: 'sqlite', sqliteFile, sqlite: database }
+    return {
+      db: new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) }),
+      dialect: 'sqlite',
+      sqliteFile,
+      sqlite: database
+    }
   }
   const pg = loadPg()
   const pool = new pg.Pool({
@@ -117,6 +132,17 @@ export function connect (databaseUrl: string): Connection {
   pool.on('error', () => {})
   pool.on('connect', (client) => { client.on('error', () => {}) })
   const openClient = (timeoutMs: number): import('pg').Client =>
-    new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs, keepAlive: true, application_name: 'meridian counters feed' })
-  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: destroyingBrokenClients(pool) }) }), dialect: 'postgres', pool, openClient }
+    new pg.Client({
+      connectionString: databaseUrl,
+      connectionTimeoutMillis: timeoutMs,
+      query_timeout: timeoutMs,
+      keepAlive: true,
+      application_name: 'meridian counters feed'
+    })
+  return {
+    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: destroyingBrokenClients(pool) }) }),
+    dialect: 'postgres',
+    pool,
+    openClient
+  }
 }

@@ -36,12 +36,21 @@ export interface CountersFeedEvents {
 
 /** Whether `a` is at least as new as `b`: each version only grows, and one row holds all of them. */
 export const isAtLeastAsNew = (a: UserCounters, b: UserCounters): boolean =>
-  a.membersVersion >= b.membersVersion && a.credentialsVersion >= b.credentialsVersion && a.sessionsVersion >= b.sessionsVersion
+  a.membersVersion >= b.membersVersion && a.credentialsVersion >= b.credentialsVersion &&
+  a.sessionsVersion >= b.sessionsVersion
 
 function parsePayload (payload: string | undefined): UserCounters | undefined {
   const [userCount, membersVersion, credentialsVersion, sessionsVersion] = (payload ?? '').split(' ').map(Number)
-  if (sessionsVersion === undefined || [userCount, membersVersion, credentialsVersion, sessionsVersion].some((n) => !Number.isSafeInteger(n))) return undefined
-  return { userCount: userCount!, membersVersion: membersVersion!, credentialsVersion: credentialsVersion!, sessionsVersion }
+  if (
+    sessionsVersion === undefined ||
+    [userCount, membersVersion, credentialsVersion, sessionsVersion].some((n) => !Number.isSafeInteger(n))
+  ) return undefined
+  return {
+    userCount: userCount!,
+    membersVersion: membersVersion!,
+    credentialsVersion: credentialsVersion!,
+    sessionsVersion
+  }
 }
 
 /**

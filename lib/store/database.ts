@@ -6,7 +6,13 @@ import { raiseTimes } from './raise-times.js'
 import { retryWhileBusy } from './retry-while-busy.js'
 import { SessionStore } from './session-store.js'
 import type { Client } from 'pg'
-import { CountersFeed, type CountersFeedEvents, type CountersFeedTiming, FEED_WAIT_MS, type UserCounters } from './counters-feed.js'
+import {
+  CountersFeed,
+  type CountersFeedEvents,
+  type CountersFeedTiming,
+  FEED_WAIT_MS,
+  type UserCounters
+} from './counters-feed.js'
 import type BetterSqlite3 from 'better-sqlite3'
 import type { UsersTable, UserCountersTable } from './schema.js'
 
@@ -53,7 +59,10 @@ export class UsernameTakenError extends Error {
   }
 }
 
-type CountersRow = Pick<Selectable<UserCountersTable>, 'user_count' | 'members_version' | 'credentials_version' | 'sessions_version'>
+type CountersRow = Pick<
+  Selectable<UserCountersTable>,
+  'user_count' | 'members_version' | 'credentials_version' | 'sessions_version'
+>
 
 const directoryColumns = ['id', 'name', 'birthdate', 'gender', 'short_desc', 'last_seen_at'] as const
 type DirectoryRow = Pick<Selectable<UsersTable>, typeof directoryColumns[number]>
@@ -119,7 +128,8 @@ export class Database {
 
   private constructor (private readonly connection: Connection) {
     this.countersQuery = this.db.selectFrom('user_counters')
-      .select(['user_count', 'members_version', 'credentials_version', 'sessions_version']).where('id', '=', 1).compile()
+      .select(['user_count', 'members_version', 'credentials_version', 'sessions_version'])
+      .where('id', '=', 1).compile()
     this.sessions = new SessionStore(connection)
   }
 
@@ -148,12 +158,14 @@ export class Database {
   }
 
   async findByUsername (username: string): Promise<UserRecord | undefined> {
-    const row = await retryWhileBusy(async () => await this.db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst())
+    const row = await retryWhileBusy(async () => await this.db.selectFrom('users').selectAll()
+      .where('username', '=', username).executeTakeFirst())
     return row === undefined ? undefined : toRecord(row)
   }
 
   async findById (id: number): Promise<UserRecord | undefined> {
-    const row = await retryWhileBusy(async () => await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst())
+    const row = await retryWhileBusy(async () => await this.db.selectFrom('users').selectAll()
+      .where('id', '=', id).executeTakeFirst())
     return row === undefined ? undefined : toRecord(row)
   }
 
@@ -166,7 +178,8 @@ export class Database {
     const { openClient } = this.connection
     if (openClient === undefined) return undefined
     const { sql: text, parameters } = this.countersQuery
-    const read = async (client: Client): Promise<UserCounters> => toCounters((await client.query<CountersRow>(text, [...parameters])).rows[0])
+    const read = async (client: Client): Promise<UserCounters> =>
+      toCounters((await client.query<CountersRow>(text, [...parameters])).rows[0])
     return new CountersFeed(() => openClient(FEED_WAIT_MS), read, events, timing)
   }
 
@@ -197,7 +210,11 @@ export class Database {
       .where('id', '>=', firstId).orderBy('id').limit(limit).offset(skip).as('page')
     const rows = await retryWhileBusy(async () => await this.db.selectFrom('user_counters')
       .leftJoin(page, (join) => join.onTrue())
-      .select(['user_counters.user_count', 'user_counters.members_version', ...directoryColumns.map((column) => `page.${column}` as const)])
+      .select([
+        'user_counters.user_count',
+        'user_counters.members_version',
+        ...directoryColumns.map((column) => `page.${column}` as const)
+      ])
       .where('user_counters.id', '=', 1).orderBy('page.id').execute())
     const first = rows[0]
     if (first === undefined) throw new Error('user_counters has no row: run the migrations')
@@ -215,12 +232,14 @@ export class Database {
   async idsEvery (spacing: number): Promise<PageAnchors> {
     const before = (await this.counters()).membersVersion
     const ids: number[] = []
-    let row = await retryWhileBusy(async () => await this.db.selectFrom('users').select('id').orderBy('id').limit(1).executeTakeFirst())
+    let row = await retryWhileBusy(async () => await this.db.selectFrom('users').select('id')
+      .orderBy('id').limit(1).executeTakeFirst())
     while (row !== undefined) {
       const id = Number(row.id)
       ids.push(id)
       if (ids.length % ANCHOR_STEPS_PER_TURN === 0) await nextTurn()
-      row = await retryWhileBusy(async () => await this.db.selectFrom('users').select('id').where('id', '>', id).orderBy('id').limit(1).offset(spacing - 1).executeTakeFirst())
+      row = await retryWhileBusy(async () => await this.db.selectFrom('users').select('id')
+        .where('id', '>', id).orderBy('id').limit(1).offset(spacing - 1).executeTakeFirst())
     }
     const after = (await this.counters()).membersVersion
     return { membersVersion: before === after ? after : undefined, ids }
@@ -228,7 +247,8 @@ export class Database {
 
   async add (user: NewUser, now = Date.now()): Promise<UserRecord> {
     try {
-      const row = await retryWhileBusy(async () => await this.db.insertInto('users').values(toRow(user, now)).returningAll().executeTakeFirstOrThrow())
+      const row = await retryWhileBusy(async () => await this.db.insertInto('users').values(toRow(user, now))
+        .returningAll().executeTakeFirstOrThrow())
       return toRecord(row)
     } catch (error) {
       if (isUniqueViolation(error)) throw new UsernameTakenError(user.username)
@@ -258,7 +278,8 @@ export class Database {
   }
 
   async remove (username: string): Promise<boolean> {
-    const result = await retryWhileBusy(async () => await this.db.deleteFrom('users').where('username', '=', username).executeTakeFirst())
+    const result = await retryWhileBusy(async () => await this.db.deleteFrom('users')
+      .where('username', '=', username).executeTakeFirst())
     return result.numDeletedRows > 0n
   }
 

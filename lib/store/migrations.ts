@@ -71,6 +71,7 @@ const userStatsOnPostgres: Migration = {
   async up (db: Kysely<any>) {
     await sql`lock table users in share row exclusive mode`.execute(db)
     await createUserStats(db)
+    /* eslint-disable @stylistic/max-len -- migration SQL as shipped: wrapping it would change the function bodies */
     await sql`create function users_inserted() returns trigger language plpgsql as $$ begin
       update user_stats set user_count = user_count + (select count(*) from inserted), members_version = members_version + 1;
       return null; end $$`.execute(db)
@@ -81,6 +82,7 @@ const userStatsOnPostgres: Migration = {
     await sql`create function users_truncated() returns trigger language plpgsql as $$ begin
       update user_stats set user_count = 0, members_version = members_version + 1, credentials_version = credentials_version + 1;
       return null; end $$`.execute(db)
+    /* eslint-enable @stylistic/max-len */
     await sql`create function users_revoked() returns trigger language plpgsql as $$ begin
       update user_stats set credentials_version = credentials_version + 1;
       return null; end $$`.execute(db)
@@ -104,7 +106,8 @@ const keepOldName = sql`create view user_stats as select * from user_counters`
 const userCountersOnSqlite: Migration = {
   async up (db: Kysely<any>) {
     await db.transaction().execute(async (trx) => {
-      const { rows } = await sql`select name from sqlite_master where type = 'table' and name = 'user_stats'`.execute(trx)
+      const { rows } = await sql`select name from sqlite_master where type = 'table' and name = 'user_stats'`
+        .execute(trx)
       if (rows.length === 0) return
       await sql`alter table user_stats rename to user_counters`.execute(trx)
       await keepOldName.execute(trx)
@@ -117,6 +120,7 @@ const userCountersOnPostgres: Migration = {
   async up (db: Kysely<any>) {
     await sql`alter table user_stats rename to user_counters`.execute(db)
     await keepOldName.execute(db)
+    /* eslint-disable @stylistic/max-len -- migration SQL as shipped: wrapping it would change the function bodies */
     await sql`create or replace function users_inserted() returns trigger language plpgsql as $$ begin
       update user_counters set user_count = user_count + (select count(*) from inserted), members_version = members_version + 1;
       return null; end $$`.execute(db)
@@ -127,6 +131,7 @@ const userCountersOnPostgres: Migration = {
     await sql`create or replace function users_truncated() returns trigger language plpgsql as $$ begin
       update user_counters set user_count = 0, members_version = members_version + 1, credentials_version = credentials_version + 1;
       return null; end $$`.execute(db)
+    /* eslint-enable @stylistic/max-len */
     await sql`create or replace function users_revoked() returns trigger language plpgsql as $$ begin
       update user_counters set credentials_version = credentials_version + 1;
       return null; end $$`.execute(db)
@@ -194,16 +199,19 @@ const sessionsOnPostgres: Migration = {
         where user_id = new.id and ended_at is null and expires_at > ${POSTGRES_NOW_MS};
       return null; end $$`.execute(db)
     await sql`create trigger end_sessions_on_password_change after update of token_version on users for each row
-      when (old.token_version is distinct from new.token_version) execute function end_sessions_on_password_change()`.execute(db)
+      when (old.token_version is distinct from new.token_version) execute function end_sessions_on_password_change()`
+      .execute(db)
     await sql`create function end_sessions_on_user_removal() returns trigger language plpgsql as $$ begin
       update sessions set ended_at = ${POSTGRES_NOW_MS}, end_cause = 'removal'
         where user_id in (select id from deleted) and ended_at is null and expires_at > ${POSTGRES_NOW_MS};
       return null; end $$`.execute(db)
     await sql`create trigger end_sessions_on_user_removal after delete on users referencing old table as deleted
       for each statement execute function end_sessions_on_user_removal()`.execute(db)
+    /* eslint-disable @stylistic/max-len -- migration SQL as shipped: wrapping it would change the function bodies */
     await sql`create function end_sessions_on_users_truncated() returns trigger language plpgsql as $$ begin
       update sessions set ended_at = ${POSTGRES_NOW_MS}, end_cause = 'removal' where ended_at is null and expires_at > ${POSTGRES_NOW_MS};
       return null; end $$`.execute(db)
+    /* eslint-enable @stylistic/max-len */
     await sql`create trigger end_sessions_on_users_truncated after truncate on users
       for each statement execute function end_sessions_on_users_truncated()`.execute(db)
   }
@@ -245,8 +253,10 @@ async function refuseNewerSchema (db: Kysely<any>, dialect: Dialect): Promise<vo
   const known = Object.keys(migrationsFor(dialect)).sort()
   const unknown = (await recordedMigrations(db)).filter((name) => !known.includes(name))
   if (unknown.length === 0) return
-  throw new DatabaseSetupError(`the database is at migration ${unknown.at(-1)!}, newer than this release knows (its latest is ${known.at(-1)!}): ` +
-    'run the release that migrated it or a later one, or restore a backup taken before it (docs/operations.md, "Rolling back")')
+  throw new DatabaseSetupError(`the database is at migration ${unknown.at(-1)!}, ` +
+    `newer than this release knows (its latest is ${known.at(-1)!}): ` +
+    'run the release that migrated it or a later one, or restore a backup taken before it ' +
+    '(docs/operations.md, "Rolling back")')
 }
 
 /**

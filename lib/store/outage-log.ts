@@ -31,13 +31,19 @@ export class StoreOutageLog {
     if (this.outage !== undefined && time - this.outage.lastLineAt < this.intervalMs) return
     this.outage = { startedAt: this.outage?.startedAt ?? time, lastLineAt: time }
     // The failure's code and message, no stack: a line that an operator reads, the same at every reconnection (#59).
-    this.log.warn({ reason: unavailabilityReason(error), failuresSinceLastLine: this.failuresSinceLastLine }, `${this.store} unavailable`)
+    this.log.warn(
+      { reason: unavailabilityReason(error), failuresSinceLastLine: this.failuresSinceLastLine },
+      `${this.store} unavailable`
+    )
     this.failuresSinceLastLine = 0
   }
 
   answered (): void {
     if (this.outage === undefined) return
-    this.log.info({ failuresSinceLastLine: this.failuresSinceLastLine, unavailableForMs: this.now() - this.outage.startedAt }, `${this.store} available again`)
+    this.log.info(
+      { failuresSinceLastLine: this.failuresSinceLastLine, unavailableForMs: this.now() - this.outage.startedAt },
+      `${this.store} available again`
+    )
     this.outage = undefined
     this.failuresSinceLastLine = 0
   }

@@ -61,14 +61,16 @@ export class SessionStore {
 
   /** Ends the session of `userId` with that id; false if there is none open. */
   async end (id: SessionId, userId: number, cause: SessionEndCause, now = Date.now()): Promise<boolean> {
-    const result = await retryWhileBusy(async () => await this.db.updateTable('sessions').set({ ended_at: now, end_cause: cause })
+    const result = await retryWhileBusy(async () => await this.db.updateTable('sessions')
+      .set({ ended_at: now, end_cause: cause })
       .where('id', '=', id).where('user_id', '=', userId).where('ended_at', 'is', null).executeTakeFirst())
     return result.numUpdatedRows > 0n
   }
 
   /** Ends every session of the user that has neither ended nor expired; how many. */
   async endAllOf (userId: number, cause: SessionEndCause, now = Date.now()): Promise<number> {
-    const result = await retryWhileBusy(async () => await this.db.updateTable('sessions').set({ ended_at: now, end_cause: cause })
+    const result = await retryWhileBusy(async () => await this.db.updateTable('sessions')
+      .set({ ended_at: now, end_cause: cause })
       .where('user_id', '=', userId).where('ended_at', 'is', null).where('expires_at', '>', now).executeTakeFirst())
     return Number(result.numUpdatedRows)
   }
@@ -83,7 +85,12 @@ export class SessionStore {
 
   /** Many sessions' last use (id → UNIX ms) in one statement; a time never moves back. */
   async recordUse (seen: ReadonlyMap<SessionId, number>): Promise<void> {
-    await raiseTimes(this.db, this.connection.dialect, { table: 'sessions', column: 'last_used_at', keyType: 'text' }, seen)
+    await raiseTimes(
+      this.db,
+      this.connection.dialect,
+      { table: 'sessions', column: 'last_used_at', keyType: 'text' },
+      seen
+    )
   }
 
   /**
@@ -107,6 +114,7 @@ export class SessionStore {
       ? sessions.where('ended_at', 'is not', null)
       : sessions.where('ended_at', 'is', null).where('expires_at', '<=', expiredBy)).limit(limit)
     const chosen = this.connection.dialect === 'postgres' ? some.forUpdate().skipLocked() : some
-    return await retryWhileBusy(async () => await this.db.deleteFrom('sessions').where('id', 'in', chosen).returning('end_cause').execute())
+    return await retryWhileBusy(async () => await this.db.deleteFrom('sessions').where('id', 'in', chosen)
+      .returning('end_cause').execute())
   }
 }

@@ -30,19 +30,30 @@ function checkedCopy (file: string): BackupContents {
   try {
     copy = new BetterSqlite3ForThisNode(file, { readonly: true, fileMustExist: true })
   } catch (error) {
-    throw new DatabaseSetupError(`${file} cannot be opened as an SQLite database: ${(error as Error).message}`, { cause: error })
+    throw new DatabaseSetupError(
+      `${file} cannot be opened as an SQLite database: ${(error as Error).message}`,
+      { cause: error }
+    )
   }
   try {
     let check: unknown
     try {
       check = copy.pragma('integrity_check', { simple: true })
     } catch (error) {
-      throw new DatabaseSetupError(`${file} is not a sound SQLite database: ${(error as Error).message}`, { cause: error })
+      throw new DatabaseSetupError(
+        `${file} is not a sound SQLite database: ${(error as Error).message}`,
+        { cause: error }
+      )
     }
     if (check !== 'ok') throw new DatabaseSetupError(`${file} fails SQLite's integrity check: ${String(check)}`)
-    const tables = new Set(copy.prepare("select name from sqlite_master where type = 'table'").pluck().all() as string[])
-    if (!tables.has('kysely_migration') || !tables.has('users')) throw new DatabaseSetupError(`${file} is not a Meridian database (no users or migrations)`)
-    const count = (table: string): number => tables.has(table) ? copy.prepare(`select count(*) from ${table}`).pluck().get() as number : 0
+    const tables = new Set(
+      copy.prepare("select name from sqlite_master where type = 'table'").pluck().all() as string[]
+    )
+    if (!tables.has('kysely_migration') || !tables.has('users')) {
+      throw new DatabaseSetupError(`${file} is not a Meridian database (no users or migrations)`)
+    }
+    const count = (table: string): number =>
+      tables.has(table) ? copy.prepare(`select count(*) from ${table}`).pluck().get() as number : 0
     return { users: count('users'), sessions: count('sessions') }
   } finally {
     copy.close()
@@ -111,12 +122,18 @@ function holdAlone (databaseFile: string): BetterSqlite3.Database {
   const held = new BetterSqlite3ForThisNode(databaseFile, { fileMustExist: true, timeout: LOCK_WAIT_MS })
   try {
     // Leaving WAL mode checkpoints the log and needs every other connection gone.
-    if (held.pragma('journal_mode = DELETE', { simple: true }) !== 'delete') throw Object.assign(new Error('still in WAL mode'), { code: 'SQLITE_BUSY' })
+    if (held.pragma('journal_mode = DELETE', { simple: true }) !== 'delete') {
+      throw Object.assign(new Error('still in WAL mode'), { code: 'SQLITE_BUSY' })
+    }
     held.exec('BEGIN EXCLUSIVE')
     return held
   } catch (error) {
     held.close()
     if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error
-    throw new DatabaseSetupError(`${databaseFile} is in use by another process: stop every replica and CLI command using it (docker stop, or SIGTERM), then restore`, { cause: error })
+    throw new DatabaseSetupError(
+      `${databaseFile} is in use by another process: stop every replica and CLI command using it ` +
+        '(docker stop, or SIGTERM), then restore',
+      { cause: error }
+    )
   }
 }

@@ -26,7 +26,9 @@ export function isPostgresConnectionFailure (error: unknown): boolean {
 export function isDependencyUnavailable (error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
   const { code } = error as { code?: unknown }
-  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || isSqliteBusy(error))) return true
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || isSqliteBusy(error))) {
+    return true
+  }
   return isPostgresConnectionFailure(error)
 }
 

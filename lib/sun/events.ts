@@ -8,7 +8,16 @@ import { LRUCache } from 'lru-cache'
 
 /** The CommonJS build: tap's loader takes the ESM build (`.js` without `"type": "module"`) for CommonJS and fails. */
 const astronomy = createRequire(import.meta.url)('astronomy-engine') as typeof import('astronomy-engine')
-const { Body, EquatorFromVector, GeoVector, KM_PER_AU, MakeTime, RotateVector, Rotation_EQJ_EQD: rotationJ2000ToOfDate, SiderealTime } = astronomy
+const {
+  Body,
+  EquatorFromVector,
+  GeoVector,
+  KM_PER_AU,
+  MakeTime,
+  RotateVector,
+  Rotation_EQJ_EQD: rotationJ2000ToOfDate,
+  SiderealTime
+} = astronomy
 
 /** UNIX time in whole seconds. */
 export type UnixSeconds = number

@@ -50,7 +50,9 @@ export class CachedUsers {
 
   private adopt (counters: UserCounters): UserCounters {
     // A read and the feed may finish in either order: the counters never go back.
-    if (counters === this.counters || (this.counters !== undefined && !isAtLeastAsNew(counters, this.counters))) return this.counters ?? counters
+    if (counters === this.counters || (this.counters !== undefined && !isAtLeastAsNew(counters, this.counters))) {
+      return this.counters ?? counters
+    }
     if (counters.credentialsVersion !== this.counters?.credentialsVersion) this.users.clear()
     this.counters = counters
     return counters
@@ -82,7 +84,9 @@ export class CachedUsers {
   async page (offset: number, limit: number): Promise<DirectoryPage> {
     const counters = this.counters
     // Past the end by the counters' own snapshot: no long scan.
-    if (counters !== undefined && offset >= counters.userCount) return { userCount: counters.userCount, membersVersion: counters.membersVersion, users: [] }
+    if (counters !== undefined && offset >= counters.userCount) {
+      return { userCount: counters.userCount, membersVersion: counters.membersVersion, users: [] }
+    }
     const key = `${offset}:${limit}`
     const cached = this.pages.get(key)
     if (cached !== undefined) {

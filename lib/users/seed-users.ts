@@ -17,7 +17,9 @@ const INTERESTS = [
   'astronomy', 'typography', 'sailing', 'compilers', 'gardening', 'chess', 'cartography', 'cycling', 'baking',
   'birdwatching', 'climbing', 'jazz', 'pottery', 'photography', 'running', 'origami', 'radio', 'poetry'
 ]
-const ROLES = ['Engineer', 'Designer', 'Analyst', 'Teacher', 'Researcher', 'Nurse', 'Writer', 'Pilot', 'Architect', 'Chef']
+const ROLES = [
+  'Engineer', 'Designer', 'Analyst', 'Teacher', 'Researcher', 'Nurse', 'Writer', 'Pilot', 'Architect', 'Chef'
+]
 
 const pick = <T>(list: readonly T[], n: number): T => list[n % list.length] as T
 
@@ -39,7 +41,8 @@ export function seedUser (n: number, run: string, passwordHash: string): NewUser
     name: `${first} ${last}`,
     birthdate: `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`,
     gender: pick(GENDERS, mix >>> 20),
-    shortDesc: `${pick(ROLES, mix >>> 3)} who likes ${pick(INTERESTS, mix >>> 6)} and ${pick(INTERESTS, (mix >>> 10) + 1)}.`
+    shortDesc: `${pick(ROLES, mix >>> 3)} who likes ${pick(INTERESTS, mix >>> 6)} and ` +
+      `${pick(INTERESTS, (mix >>> 10) + 1)}.`
   }
 }
 
@@ -58,7 +61,8 @@ export async function seedUsers (store: Database, options: SeedOptions): Promise
   const { count, passwordHash, batchSize = 4000, onProgress } = options
   const run = randomBytes(4).toString('hex')
   for (let start = 0; start < count; start += batchSize) {
-    const batch = Array.from({ length: Math.min(batchSize, count - start) }, (_, i) => seedUser(start + i, run, passwordHash))
+    const batch = Array.from({ length: Math.min(batchSize, count - start) }, (_, i) =>
+      seedUser(start + i, run, passwordHash))
     await store.addMany(batch)
     onProgress?.(start + batch.length)
   }

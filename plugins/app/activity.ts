@@ -18,10 +18,16 @@ const ACTIVITY_INTERVAL_MS = 1000
 
 /** Users' activity (logins, refreshes, authenticated requests) and sessions' last use, written in batches. */
 export default fp(async function activity (fastify: FastifyInstance) {
-  const recorder = new ActivityRecorder(async (seen) => { await fastify.database.recordActivity(seen) }, ACTIVITY_INTERVAL_MS,
-    (error) => { fastify.log.warn({ err: error }, 'could not record users as seen; will try again') })
-  const sessionUse = new ActivityRecorder<SessionId>(async (seen) => { await fastify.database.sessions.recordUse(seen) }, ACTIVITY_INTERVAL_MS,
-    (error) => { fastify.log.warn({ err: error }, 'could not record the last use of sessions; will try again') })
+  const recorder = new ActivityRecorder(
+    async (seen) => { await fastify.database.recordActivity(seen) },
+    ACTIVITY_INTERVAL_MS,
+    (error) => { fastify.log.warn({ err: error }, 'could not record users as seen; will try again') }
+  )
+  const sessionUse = new ActivityRecorder<SessionId>(
+    async (seen) => { await fastify.database.sessions.recordUse(seen) },
+    ACTIVITY_INTERVAL_MS,
+    (error) => { fastify.log.warn({ err: error }, 'could not record the last use of sessions; will try again') }
+  )
   fastify.decorate('activity', recorder)
   fastify.decorate('sessionUse', sessionUse)
   fastify.decorate('recordActivity', async function recordActivity (request: FastifyRequest) {

@@ -1,9 +1,21 @@
 import { BlockList, isIPv4 } from 'node:net'
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler, preHandlerHookHandler } from 'fastify'
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestHookHandler,
+  onSendHookHandler,
+  preHandlerHookHandler
+} from 'fastify'
 import fp from 'fastify-plugin'
 import { LRUCache } from 'lru-cache'
 import { errorBody } from '../../lib/http/errors.js'
-import { MAX_EVENT_LOOP_RENDER_LENGTH, possibleTableCells, rendersQuickly } from '../../lib/markdown/event-loop-bounds.js'
+import {
+  MAX_EVENT_LOOP_RENDER_LENGTH,
+  possibleTableCells,
+  rendersQuickly
+} from '../../lib/markdown/event-loop-bounds.js'
 import type { Redis } from 'ioredis'
 import { reportOutages } from '../../lib/store/redis-connection.js'
 import { clientKeyOf, QuotaCounter, type QuotaPolicy, type Standing } from '../../lib/fair-share/quotas.js'
@@ -47,10 +59,17 @@ export interface FairShareOptions {
   syncIntervalMs?: number
 }
 
-/** A Markdown request charged in onRequest; a render place if its declared size needs one, else perhaps in preHandler. */
+/**
+ * A Markdown request charged in onRequest; a render place if its declared size needs one, else
+ * perhaps in preHandler.
+ */
 interface LimitedDocument { readonly client: string, readonly bytes: number, place: RenderPlace | null }
 
-export const POLICY_NAMES = { requests: 'requests', markdownBytes: 'markdown-bytes', markdownRenders: 'markdown-renders' } as const
+export const POLICY_NAMES = {
+  requests: 'requests',
+  markdownBytes: 'markdown-bytes',
+  markdownRenders: 'markdown-renders'
+} as const
 
 /** Per policy and replica, least recently seen forgotten first (about 200 bytes each). */
 const MAX_CLIENTS = 100_000
@@ -110,7 +129,10 @@ function clientResolver (exempt: readonly string[]): (request: FastifyRequest) =
   }
 }
 
-/** Refusals since start by route and policy, for the metrics; at most one warn line per client per interval, with the refusals since. */
+/**
+ * Refusals since start by route and policy, for the metrics; at most one warn line per client per
+ * interval, with the refusals since.
+ */
 class Refusals {
   readonly #counts = new Map<string, { route: string, policy: string, count: number }>()
   readonly #lastLines = new LRUCache<string, { at: number, refusedSince: number }>({ max: 10_000 })
@@ -128,7 +150,10 @@ class Refusals {
       last.refusedSince++
       return
     }
-    this.log.warn({ client, route, policy, retryAfterSeconds, refusedSinceLastLine: (last?.refusedSince ?? 0) + 1 }, 'client refused: over its fair share')
+    this.log.warn(
+      { client, route, policy, retryAfterSeconds, refusedSinceLastLine: (last?.refusedSince ?? 0) + 1 },
+      'client refused: over its fair share'
+    )
     this.#lastLines.set(client, { at: now, refusedSince: 0 })
   }
 
@@ -149,10 +174,25 @@ interface Limits {
 }
 
 function limitsFor (options: FairShareOptions, log: FastifyBaseLogger): Limits {
-  const counterOptions = { maxClients: MAX_CLIENTS, staleMs: SHARED_TOTALS_STALE_MS, shared: options.redis !== undefined }
-  const requests = new QuotaCounter({ name: POLICY_NAMES.requests, quota: options.requestsPerWindow, windowSeconds: options.windowSeconds, unit: 'requests' }, counterOptions)
-  const markdownBytes = new QuotaCounter({ name: POLICY_NAMES.markdownBytes, quota: options.markdownBytesPerWindow, windowSeconds: options.windowSeconds, unit: 'content-bytes' }, counterOptions)
-  const rendersPolicyItem = `"${POLICY_NAMES.markdownRenders}";q=${options.markdownRendersAtOnce};qu="concurrent-requests"`
+  const counterOptions = {
+    maxClients: MAX_CLIENTS,
+    staleMs: SHARED_TOTALS_STALE_MS,
+    shared: options.redis !== undefined
+  }
+  const requests = new QuotaCounter({
+    name: POLICY_NAMES.requests,
+    quota: options.requestsPerWindow,
+    windowSeconds: options.windowSeconds,
+    unit: 'requests'
+  }, counterOptions)
+  const markdownBytes = new QuotaCounter({
+    name: POLICY_NAMES.markdownBytes,
+    quota: options.markdownBytesPerWindow,
+    windowSeconds: options.windowSeconds,
+    unit: 'content-bytes'
+  }, counterOptions)
+  const rendersPolicyItem =
+    `"${POLICY_NAMES.markdownRenders}";q=${options.markdownRendersAtOnce};qu="concurrent-requests"`
   return {
     options,
     requests,
@@ -168,7 +208,12 @@ function limitsFor (options: FairShareOptions, log: FastifyBaseLogger): Limits {
 }
 
 /** With Redis, the counters' totals are synced in batches (lib/fair-share/shared-counts.ts), never waited for. */
-function shareThroughRedis (fastify: FastifyInstance, redis: Redis, counters: QuotaCounter[], intervalMs: number): void {
+function shareThroughRedis (
+  fastify: FastifyInstance,
+  redis: Redis,
+  counters: QuotaCounter[],
+  intervalMs: number
+): void {
   const outageLog = new StoreOutageLog(fastify.log, 10_000, Date.now, 'fair-share store')
   reportOutages(redis, outageLog)
   const sharedCounts = new SharedCounts(redis, counters, {
@@ -180,15 +225,27 @@ function shareThroughRedis (fastify: FastifyInstance, redis: Redis, counters: Qu
   fastify.addHook('onClose', async () => { await sharedCounts.close() })
 }
 
-const rateLimitItem = (name: string, standing: Standing): string => `"${name}";r=${standing.remaining};t=${standing.resetSeconds}`
+const rateLimitItem = (name: string, standing: Standing): string =>
+  `"${name}";r=${standing.remaining};t=${standing.resetSeconds}`
 
 /** 429 with the headers, sent from a hook: a refusal is the client's doing, not worth the error path's log line. */
-function refuse (limits: Limits, request: FastifyRequest, reply: FastifyReply, client: string, policy: string, retryAfterSeconds: number, rateLimit: string): void {
+function refuse (
+  limits: Limits,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  client: string,
+  policy: string,
+  retryAfterSeconds: number,
+  rateLimit: string
+): void {
   limits.refusals.record(client, request.routeOptions.url ?? request.url, policy, retryAfterSeconds)
   reply.code(429).headers({ 'retry-after': String(retryAfterSeconds), ratelimit: rateLimit })
   // Closing leaves the body unread: to keep the connection Node would read it all, so a flood costs even refused.
   // Behind a trusted balancer the body is already read, and the connection is kept.
-  if (request.body === undefined && declaredBytes(request, limits.options.bodyLimit) > 0 && request.ip === request.socket.remoteAddress) reply.header('connection', 'close')
+  if (
+    request.body === undefined && declaredBytes(request, limits.options.bodyLimit) > 0 &&
+    request.ip === request.socket.remoteAddress
+  ) reply.header('connection', 'close')
   void reply.send(errorBody(429, 'Too many requests'))
 }
 
@@ -202,12 +259,16 @@ function requestLimit (limits: Limits): onRequestHookHandler {
     const standing = requests.standing(client, 1)
     if (standing.retryAfterSeconds > 0) {
       reply.header('ratelimit-policy', policyHeader.request)
-      return refuse(limits, request, reply, client, POLICY_NAMES.requests, standing.retryAfterSeconds, rateLimitItem(POLICY_NAMES.requests, standing))
+      return refuse(
+        limits, request, reply, client,
+        POLICY_NAMES.requests, standing.retryAfterSeconds, rateLimitItem(POLICY_NAMES.requests, standing)
+      )
     }
     requests.charge(client, 1)
     // Only once half the quota is used, as the draft allows: the headers cost a cheap route (docs/performance.md).
     if (standing.remaining < headersBelowRemaining) {
-      reply.header('ratelimit-policy', policyHeader.request).header('ratelimit', rateLimitItem(POLICY_NAMES.requests, standing))
+      reply.header('ratelimit-policy', policyHeader.request)
+        .header('ratelimit', rateLimitItem(POLICY_NAMES.requests, standing))
     }
     done()
   }
@@ -236,17 +297,30 @@ function documentLimit (limits: Limits): onRequestHookHandler {
     const bytesStanding = markdownBytes.standing(client, bytes)
     const rendersStanding: Standing = takesRenderPlace && renders >= options.markdownRendersAtOnce
       ? { remaining: 0, resetSeconds: 0, retryAfterSeconds: RENDERS_RETRY_AFTER_SECONDS }
-      : { remaining: Math.max(0, options.markdownRendersAtOnce - renders - (takesRenderPlace ? 1 : 0)), resetSeconds: 0, retryAfterSeconds: 0 }
+      : {
+          remaining: Math.max(0, options.markdownRendersAtOnce - renders - (takesRenderPlace ? 1 : 0)),
+          resetSeconds: 0,
+          retryAfterSeconds: 0
+        }
     reply.header('ratelimit-policy', limits.policyHeader.document)
-    const over = ([[POLICY_NAMES.requests, requestStanding], [POLICY_NAMES.markdownBytes, bytesStanding], [POLICY_NAMES.markdownRenders, rendersStanding]] as const)
+    const over = ([
+      [POLICY_NAMES.requests, requestStanding],
+      [POLICY_NAMES.markdownBytes, bytesStanding],
+      [POLICY_NAMES.markdownRenders, rendersStanding]
+    ] as const)
       .filter(([, standing]) => standing.retryAfterSeconds > 0)
     if (over.length > 0) {
       // The longest wait is the one that lets the request through.
-      const [policy, standing] = over.reduce((longest, next) => next[1].retryAfterSeconds > longest[1].retryAfterSeconds ? next : longest)
+      const [policy, standing] = over.reduce((longest, next) =>
+        next[1].retryAfterSeconds > longest[1].retryAfterSeconds ? next : longest)
       // Refused, the request is charged nothing: what is left is what was left before it.
-      const uncharged = (counter: QuotaCounter, standing: Standing): Standing => standing.retryAfterSeconds > 0 ? standing : counter.standing(client, 0)
+      const uncharged = (counter: QuotaCounter, standing: Standing): Standing =>
+        standing.retryAfterSeconds > 0 ? standing : counter.standing(client, 0)
       const rendersLeft = Math.max(0, options.markdownRendersAtOnce - renders)
-      return refuse(limits, request, reply, client, policy, standing.retryAfterSeconds, rateLimit(uncharged(requests, requestStanding), uncharged(markdownBytes, bytesStanding), rendersLeft))
+      return refuse(
+        limits, request, reply, client, policy, standing.retryAfterSeconds,
+        rateLimit(uncharged(requests, requestStanding), uncharged(markdownBytes, bytesStanding), rendersLeft)
+      )
     }
     requests.charge(client, 1)
     markdownBytes.charge(client, bytes)
@@ -272,12 +346,18 @@ function tableLimit (limits: Limits): preHandlerHookHandler {
     if (document.place !== null || typeof markdown !== 'string' || rendersQuickly(markdown)) return done()
     const { client, bytes } = document
     if (places.taken(client) >= options.markdownRendersAtOnce) {
-      return refuse(limits, request, reply, client, POLICY_NAMES.markdownRenders, RENDERS_RETRY_AFTER_SECONDS, `"${POLICY_NAMES.markdownRenders}";r=0`)
+      return refuse(
+        limits, request, reply, client,
+        POLICY_NAMES.markdownRenders, RENDERS_RETRY_AFTER_SECONDS, `"${POLICY_NAMES.markdownRenders}";r=0`
+      )
     }
     const cost = Math.max(0, Math.min(possibleTableCells(markdown) * BYTES_PER_TABLE_CELL, options.bodyLimit) - bytes)
     const standing = markdownBytes.standing(client, cost)
     if (standing.retryAfterSeconds > 0) {
-      return refuse(limits, request, reply, client, POLICY_NAMES.markdownBytes, standing.retryAfterSeconds, rateLimitItem(POLICY_NAMES.markdownBytes, standing))
+      return refuse(
+        limits, request, reply, client,
+        POLICY_NAMES.markdownBytes, standing.retryAfterSeconds, rateLimitItem(POLICY_NAMES.markdownBytes, standing)
+      )
     }
     markdownBytes.charge(client, cost)
     document.place = places.take(client, reply.raw, true)
@@ -301,9 +381,17 @@ function placeRelease (limits: Limits): onSendHookHandler {
 export default fp(async function fairShare (fastify: FastifyInstance, options: FairShareOptions) {
   const limits = limitsFor(options, fastify.log)
   if (options.redis !== undefined) {
-    shareThroughRedis(fastify, options.redis, [limits.requests, limits.markdownBytes], options.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS)
+    shareThroughRedis(
+      fastify,
+      options.redis,
+      [limits.requests, limits.markdownBytes],
+      options.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS
+    )
   }
-  const hookFor: Record<FairShareCharge, onRequestHookHandler> = { request: requestLimit(limits), document: documentLimit(limits) }
+  const hookFor: Record<FairShareCharge, onRequestHookHandler> = {
+    request: requestLimit(limits),
+    document: documentLimit(limits)
+  }
   const limitTable = tableLimit(limits)
   const releasePlace = placeRelease(limits)
 
@@ -311,7 +399,9 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
   fastify.addHook('onRoute', (route) => {
     const charge = route.config?.fairShare
     if (charge === undefined) {
-      if (route.url.startsWith('/api/')) throw new Error(`${route.url} is an API route without config.fairShare: every API route is limited per client`)
+      if (route.url.startsWith('/api/')) {
+        throw new Error(`${route.url} is an API route without config.fairShare: every API route is limited per client`)
+      }
       return
     }
     route.onRequest = [...[route.onRequest ?? []].flat(), hookFor[charge]]

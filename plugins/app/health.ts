@@ -22,19 +22,33 @@ async function unreadiness (fastify: FastifyInstance): Promise<{ message: string
  */
 export default fp(async function health (fastify: FastifyInstance) {
   fastify.get('/health/live', {
-    schema: { tags: ['operations'], operationId: 'getLiveness', security: [], summary: 'The process runs', response: { 200: ref(Status), ...errorResponses([400, 500]) } },
+    schema: {
+      tags: ['operations'],
+      operationId: 'getLiveness',
+      security: [],
+      summary: 'The process runs',
+      response: { 200: ref(Status), ...errorResponses([400, 500]) }
+    },
     // A stalled event loop is overload, not death: liveness must not tell the orchestrator
     // to restart a process that is merely busy (under-pressure lets the request through).
     config: { pressureHandler: () => undefined }
   }, async () => ({ status: 'ok' as const }))
 
   fastify.get('/health/ready', {
-    schema: { tags: ['operations'], operationId: 'getReadiness', security: [], summary: 'The database answers and the replica is not shutting down', response: { 200: ref(Status), ...errorResponses([400, 500, 503], { 503: 'Database unavailable' }) } }
+    schema: {
+      tags: ['operations'],
+      operationId: 'getReadiness',
+      security: [],
+      summary: 'The database answers and the replica is not shutting down',
+      response: { 200: ref(Status), ...errorResponses([400, 500, 503], { 503: 'Database unavailable' }) }
+    }
   }, async (request) => {
     const reason = await unreadiness(fastify)
     if (reason !== undefined) {
       // The error's code and message, no stack: a probe every few seconds for as long as the database is away (#59).
-      if (reason.error !== undefined) request.log.warn({ reason: unavailabilityReason(reason.error) }, 'database not ready')
+      if (reason.error !== undefined) {
+        request.log.warn({ reason: unavailabilityReason(reason.error) }, 'database not ready')
+      }
       throw new HttpError(503, reason.message)
     }
     return { status: 'ok' as const }

@@ -5,7 +5,13 @@ import { HttpError } from '../../lib/http/errors.js'
 import { reportOutages } from '../../lib/store/redis-connection.js'
 import { StoreOutageLog } from '../../lib/store/outage-log.js'
 import {
-  type AttemptCount, type AttemptId, type FailureCounter, isStoreRefusal, MemoryFailureCounter, newAttemptId, RedisFailureCounter
+  type AttemptCount,
+  type AttemptId,
+  type FailureCounter,
+  isStoreRefusal,
+  MemoryFailureCounter,
+  newAttemptId,
+  RedisFailureCounter
 } from '../../lib/auth/failure-counter.js'
 
 export interface LoginThrottleOptions {
@@ -55,7 +61,9 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
   const outageLog = new StoreOutageLog(fastify.log)
   const { redis } = fastify
   if (redis !== undefined) reportOutages(redis, outageLog)
-  const counter: FailureCounter = redis !== undefined ? new RedisFailureCounter(redis, windowMs) : new MemoryFailureCounter(windowMs)
+  const counter: FailureCounter = redis !== undefined
+    ? new RedisFailureCounter(redis, windowMs)
+    : new MemoryFailureCounter(windowMs)
   fastify.addHook('onClose', async () => { await counter.close() })
   const attemptOf = new WeakMap<FastifyRequest, AttemptId>()
   let refusedForStoreFailure = 0
@@ -74,8 +82,11 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
       return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value) as unknown as T
     }
     giveBack()
-    if (isStoreRefusal(failure.reason)) request.log.error({ err: failure.reason }, 'login throttle store refused a command')
-    else outageLog.failed(failure.reason)
+    if (isStoreRefusal(failure.reason)) {
+      request.log.error({ err: failure.reason }, 'login throttle store refused a command')
+    } else {
+      outageLog.failed(failure.reason)
+    }
     refusedForStoreFailure++
     throw new HttpError(503, 'Service unavailable')
   }
@@ -113,11 +124,15 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
     },
     failed (request, username) {
       const attempt = attemptOf.get(request)
-      if (attempt !== undefined) for (const key of [usernameKey(username), addressKey(request)]) counter.failed(key, attempt)
+      if (attempt !== undefined) {
+        for (const key of [usernameKey(username), addressKey(request)]) counter.failed(key, attempt)
+      }
     },
     async succeeded (request, username) {
       giveBack(request, addressKey(request))
-      await storeAnswers(request, [counter.reset(usernameKey(username))], () => { giveBack(request, usernameKey(username)) })
+      await storeAnswers(request, [counter.reset(usernameKey(username))], () => {
+        giveBack(request, usernameKey(username))
+      })
     },
     async abandoned (request, username) {
       giveBack(request, usernameKey(username), addressKey(request))

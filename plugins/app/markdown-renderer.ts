@@ -16,7 +16,10 @@ declare module 'fastify' {
 }
 
 export interface MarkdownRenderer {
-  /** lib/markdown/render.ts's HTML, as the route answers it: small documents at once, others in a thread; 503 while too much is waiting. */
+  /**
+   * lib/markdown/render.ts's HTML, as the route answers it: small documents at once, others in a
+   * thread; 503 while too much is waiting.
+   */
   render: (source: string) => Promise<RenderedMarkdown>
   /** What is waiting or rendering now, for the metrics. */
   load: () => { pendingCharacters: number, queuedRenders: number }
@@ -25,7 +28,10 @@ export interface MarkdownRenderer {
 /** Markdown characters waiting or rendering at once, across requests: bounds the memory they hold and the wait. */
 const MAX_PENDING_MARKDOWN_LENGTH = 8 * 1_048_576
 
-/** Old-generation heap of each render thread. Past it the thread dies (500, and a new thread takes the queue), not the process. */
+/**
+ * Old-generation heap of each render thread. Past it the thread dies (500, and a new thread takes
+ * the queue), not the process.
+ */
 const RENDER_THREAD_HEAP_MB = 1024
 
 /**
@@ -70,7 +76,10 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
     minThreads: 0,
     maxThreads: threads,
     idleTimeout: RENDER_THREAD_IDLE_MS,
-    resourceLimits: { maxOldGenerationSizeMb: threadHeapMb, maxYoungGenerationSizeMb: RENDER_THREAD_YOUNG_GENERATION_MB }
+    resourceLimits: {
+      maxOldGenerationSizeMb: threadHeapMb,
+      maxYoungGenerationSizeMb: RENDER_THREAD_YOUNG_GENERATION_MB
+    }
   })
   let pendingLength = 0
   const inFlight = new Set<Promise<Uint8Array>>()

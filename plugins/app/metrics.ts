@@ -88,11 +88,14 @@ export default fp(async function metrics (fastify: FastifyInstance) {
   })
   new Counter({
     name: 'meridian_fair_share_refusals_total',
-    help: 'Requests refused with 429 because their client was past its fair share, by route and by the policy that refused',
+    help: 'Requests refused with 429 because their client was past its fair share, by route and by the policy ' +
+      'that refused',
     labelNames: ['route', 'policy'],
     registers: [registry],
     collect () {
-      for (const { route, policy, count } of fastify.fairShare.refusals()) this.inc({ route, policy }, grown(`fair share: ${route} ${policy}`, count))
+      for (const { route, policy, count } of fastify.fairShare.refusals()) {
+        this.inc({ route, policy }, grown(`fair share: ${route} ${policy}`, count))
+      }
     }
   })
   new Counter({
@@ -109,18 +112,21 @@ export default fp(async function metrics (fastify: FastifyInstance) {
   })
   new Counter({
     name: 'meridian_sessions_ended_total',
-    help: 'Sessions ended, by cause (logout, expiry, password, removal, operator), counted when this replica pruned them ' +
-      '(within a minute of their end): summed over replicas, every session once, whoever ended it',
+    help: 'Sessions ended, by cause (logout, expiry, password, removal, operator), counted when this replica ' +
+      'pruned them (within a minute of their end): summed over replicas, every session once, whoever ended it',
     labelNames: ['cause'],
     registers: [registry],
     collect () {
-      for (const [cause, pruned] of Object.entries(fastify.sessions.pruned)) this.inc({ cause }, grown(`ended: ${cause}`, pruned))
+      for (const [cause, pruned] of Object.entries(fastify.sessions.pruned)) {
+        this.inc({ cause }, grown(`ended: ${cause}`, pruned))
+      }
     }
   })
   if (fastify.users.countersTold !== undefined) {
     new Gauge({
       name: 'meridian_database_notifications_live',
-      help: 'Whether the replica learns of changes to the users from PostgreSQL notifications (1) or reads the user counters per request (0)',
+      help: 'Whether the replica learns of changes to the users from PostgreSQL notifications (1) or reads the ' +
+        'user counters per request (0)',
       registers: [registry],
       collect () { this.set(fastify.users.countersTold === true ? 1 : 0) }
     })
@@ -140,20 +146,25 @@ export default fp(async function metrics (fastify: FastifyInstance) {
     })
   }
   fastify.decorate('metricsRegistry', registry)
-}, { name: 'metrics', dependencies: ['unrouted', 'database', 'users', 'markdown-renderer', 'login-throttle', 'sessions', 'fair-share'] })
+}, {
+  name: 'metrics',
+  dependencies: ['unrouted', 'database', 'users', 'markdown-renderer', 'login-throttle', 'sessions', 'fair-share']
+})
 
 /** Serves `GET /metrics` of `app` on an address of its own; the caller closes it. */
 export async function listenForMetrics (app: FastifyInstance, host: string, port: number): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end('{"error":{"code":404,"message":"Not found"}}')
+      response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' })
+        .end('{"error":{"code":404,"message":"Not found"}}')
       return
     }
     app.metricsRegistry.metrics().then((text) => {
       response.writeHead(200, { 'content-type': app.metricsRegistry.contentType }).end(text)
     }, (error: unknown) => {
       app.log.error({ err: error }, 'metrics failed')
-      response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end('{"error":{"code":500,"message":"Internal server error"}}')
+      response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' })
+        .end('{"error":{"code":500,"message":"Internal server error"}}')
     })
   })
   server.listen(port, host)

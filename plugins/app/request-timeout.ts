@@ -16,7 +16,12 @@ export interface RequestTimeoutOptions {
  * arrives whole (it buffers them); a replica reached directly has only this.
  */
 export default fp(async function requestTimeout (fastify: FastifyInstance, options: RequestTimeoutOptions) {
-  const timeBody = (request: FastifyRequest, reply: FastifyReply, payload: Readable, done: (error: Error | null, payload?: Readable) => void): void => {
+  const timeBody = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: Readable,
+    done: (error: Error | null, payload?: Readable) => void
+  ): void => {
     if (request.raw.complete) return done(null, payload)
     const remainingMs = Math.max(0, options.timeoutMs - reply.elapsedTime)
     const timer = setTimeout(() => {

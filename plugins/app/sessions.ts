@@ -24,7 +24,10 @@ export interface Sessions {
   start: (userId: number) => Promise<SessionRecord>
   /** The session, if it is the user's and has neither ended nor expired; no database read in the steady state. */
   open: (id: SessionId, userId: number) => Promise<OpenSession | undefined>
-  /** Ends the user's session (nothing if it has already ended); refused on this replica at once, on the others at their next request. */
+  /**
+   * Ends the user's session (nothing if it has already ended); refused on this replica at once, on
+   * the others at their next request.
+   */
   end: (id: SessionId, userId: number, cause: SessionEndCause) => Promise<void>
   /** Prunes the sessions ended or expired by now; how many. */
   prune: () => Promise<number>

@@ -2,7 +2,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ACCESS_TOKEN_REFUSED, HttpError } from '../../lib/http/errors.js'
 import type { UserRecord } from '../../lib/store/database.js'
-import { InvalidTokenError, TokenService, type TokenServiceOptions, type TokenSession, type TokenUse } from '../../lib/auth/tokens.js'
+import {
+  InvalidTokenError,
+  TokenService,
+  type TokenServiceOptions,
+  type TokenSession,
+  type TokenUse
+} from '../../lib/auth/tokens.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -14,14 +20,21 @@ declare module 'fastify' {
      * Before validation, so a missing or malformed token gets the token's own answer, not a
      * schema 400.
      */
-    tokenGuard: (use: TokenUse, find: (request: FastifyRequest) => unknown, refuse: () => HttpError) => (request: FastifyRequest) => Promise<void>
+    tokenGuard: (
+      use: TokenUse,
+      find: (request: FastifyRequest) => unknown,
+      refuse: () => HttpError
+    ) => (request: FastifyRequest) => Promise<void>
     /** preValidation hook: 403 unless `access_token` is valid; sets `request.user`. */
     requireAccessToken: (request: FastifyRequest) => Promise<void>
   }
   interface FastifyRequest {
     /** The user a token guard let through; null on a route without one. */
     user: UserRecord | null
-    /** The session of the token a guard let through; null on a route without one, or for an access token older than sessions. */
+    /**
+     * The session of the token a guard let through; null on a route without one, or for an access
+     * token older than sessions.
+     */
     session: TokenSession | null
   }
 }

@@ -16,7 +16,12 @@ declare module 'fastify' {
  */
 export default fp(async function users (fastify: FastifyInstance) {
   const feed = fastify.database.countersFeed({
-    lost: (error) => { fastify.log.warn({ err: error }, 'database notifications lost: reading the user counters per request until they are back') },
+    lost: (error) => {
+      fastify.log.warn(
+        { err: error },
+        'database notifications lost: reading the user counters per request until they are back'
+      )
+    },
     listening: () => { fastify.log.info('database notifications: listening for changes of the user counters') }
   })
   fastify.decorate('users', new CachedUsers(fastify.database, feed))

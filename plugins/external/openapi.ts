@@ -41,7 +41,8 @@ export default fp(async function openapi (fastify: FastifyInstance, options: { v
         title: 'Meridian',
         version: options.version,
         license: { name: 'Proprietary' },
-        description: 'Token login with sessions a user can end (logout), a paged user directory, sun event times and Markdown-to-HTML. ' +
+        description: 'Token login with sessions a user can end (logout), a paged user directory, sun event times ' +
+          'and Markdown-to-HTML. ' +
           'Every non-2xx response has the body {"error":{"code","message"}} with code equal to the status.'
       },
       // Relative: the document is right wherever the service is served (behind any host name).

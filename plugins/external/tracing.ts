@@ -69,7 +69,9 @@ export function startTracing (): Tracing {
     // A body parser's message quotes the body (a password, a token) and would become the span's status. Added first,
     // this runs before @fastify/otel's onError; plugins/app/errors.ts answers with fixed messages anyway.
     fastify.addHook('onError', async (_request, _reply, error) => {
-      if (error instanceof SyntaxError || error.code?.startsWith('FST_ERR_CTP_') === true) error.message = 'Malformed request body'
+      if (error instanceof SyntaxError || error.code?.startsWith('FST_ERR_CTP_') === true) {
+        error.message = 'Malformed request body'
+      }
     })
     await fastify.register(fastifyOtel.plugin())
     // The trace id on the request's later log lines; then the "incoming request" line (IncomingLoggedByTracing).

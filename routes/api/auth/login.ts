@@ -2,7 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { LoginRequest, TokenPair } from '../../../schemas/auth.js'
 import { apiErrors, bodyErrors, errorResponses, ref, withRateLimitHeaders } from '../../../schemas/common.js'
 import { HttpError } from '../../../lib/http/errors.js'
-import { hashPassword, needsRehash, prepareDummyHash, verifyAgainstDummy, verifyPassword } from '../../../lib/auth/passwords.js'
+import {
+  hashPassword,
+  needsRehash,
+  prepareDummyHash,
+  verifyAgainstDummy,
+  verifyPassword
+} from '../../../lib/auth/passwords.js'
 
 const login: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.addHook('onReady', async () => { await prepareDummyHash() })
@@ -19,7 +25,13 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
         'Repeated failures per username or per client address answer 429 with Retry-After.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: ref(LoginRequest),
-      response: { 200: ref(TokenPair, withRateLimitHeaders), ...errorResponses([...apiErrors, ...bodyErrors, 403], { 400: 'username is required', 403: 'Invalid credentials' }) }
+      response: {
+        200: ref(TokenPair, withRateLimitHeaders),
+        ...errorResponses([...apiErrors, ...bodyErrors, 403], {
+          400: 'username is required',
+          403: 'Invalid credentials'
+        })
+      }
     }
   }, async (request) => {
     const { username, password } = request.body
@@ -43,7 +55,10 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     }
     const session = await fastify.sessions.start(user.id)
     fastify.activity.seen(user.id)
-    return { ...fastify.tokens.accessGrant(user, session), refresh_token: fastify.tokens.issueRefreshToken(user, session) }
+    return {
+      ...fastify.tokens.accessGrant(user, session),
+      refresh_token: fastify.tokens.issueRefreshToken(user, session)
+    }
   })
 }
 

@@ -11,13 +11,16 @@ const logout: FastifyPluginAsyncTypebox = async (fastify) => {
       operationId: 'logout',
       security: [],
       summary: 'End the session of a refresh token',
-      description: 'From then on, on every replica within a second, the session\'s refresh token is refused (400) and ' +
-        'so are the access tokens issued in it (403); the user\'s other sessions go on. As RFC 7009 asks, a token ' +
-        'that has already ended, has expired or is not one of ours gets the same answer, so the answer says nothing ' +
-        'about which tokens exist.',
+      description: 'From then on, on every replica within a second, the session\'s refresh token is refused (400) ' +
+        'and so are the access tokens issued in it (403); the user\'s other sessions go on. As RFC 7009 asks, a ' +
+        'token that has already ended, has expired or is not one of ours gets the same answer, so the answer says ' +
+        'nothing about which tokens exist.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: ref(RefreshRequest),
-      response: { 200: ref(Status, withRateLimitHeaders), ...errorResponses([...apiErrors, ...bodyErrors], { 400: 'refresh_token is required' }) }
+      response: {
+        200: ref(Status, withRateLimitHeaders),
+        ...errorResponses([...apiErrors, ...bodyErrors], { 400: 'refresh_token is required' })
+      }
     }
   }, async (request) => {
     let token: VerifiedToken

@@ -18,7 +18,10 @@ const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
         '(logout, a password change) is refused.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: ref(RefreshRequest),
-      response: { 200: ref(AccessTokenGrant, withRateLimitHeaders), ...errorResponses([...apiErrors, ...bodyErrors], { 400: REFRESH_TOKEN_REFUSED }) }
+      response: {
+        200: ref(AccessTokenGrant, withRateLimitHeaders),
+        ...errorResponses([...apiErrors, ...bodyErrors], { 400: REFRESH_TOKEN_REFUSED })
+      }
     },
     preValidation: [
       fastify.tokenGuard('refresh',
@@ -28,7 +31,9 @@ const refresh: FastifyPluginAsyncTypebox = async (fastify) => {
     ]
   }, async (request) => {
     const { user, session } = request
-    if (user === null || session === null) throw new Error('the refresh token guard let a request through without a user or session')
+    if (user === null || session === null) {
+      throw new Error('the refresh token guard let a request through without a user or session')
+    }
     return fastify.tokens.accessGrant(user, session)
   })
 }

@@ -17,7 +17,8 @@ const CACHE_CONTROL = 'public, max-age=86400'
  * What an ETag stands for besides the query: the release, and a digest of the answer's schema, so
  * that an answer of an older shape (before `day`, say) held by a client is not confirmed by a 304.
  */
-const ANSWER_VERSION = `${packageInfo.version}+${createHash('sha256').update(JSON.stringify(SunInfo)).digest('base64url').slice(0, 8)}`
+const ANSWER_VERSION =
+  `${packageInfo.version}+${createHash('sha256').update(JSON.stringify(SunInfo)).digest('base64url').slice(0, 8)}`
 
 const suninfo: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/api/date/suninfo', {
@@ -36,7 +37,9 @@ const suninfo: FastifyPluginAsyncTypebox = async (fastify) => {
         'Sun\'s centre stays above its altitude all day, stays below it, or crosses it. No token needed.',
       querystring: SunInfoQuery,
       headers: Type.Object({
-        'if-none-match': Type.Optional(Type.String({ description: 'The ETag of an answer the client holds: 304 if it is still the answer' }))
+        'if-none-match': Type.Optional(Type.String({
+          description: 'The ETag of an answer the client holds: 304 if it is still the answer'
+        }))
       }),
       response: {
         200: ref(SunInfo, withRateLimitHeaders),
@@ -50,7 +53,9 @@ const suninfo: FastifyPluginAsyncTypebox = async (fastify) => {
     const etag = `"${ANSWER_VERSION}:${timestamp}:${latitude}:${longitude}"`
     reply.header('cache-control', CACHE_CONTROL).header('etag', etag)
     // No body at all (a `null` payload would be serialised as one).
-    if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return await reply.code(304).send(undefined as unknown as null)
+    if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) {
+      return await reply.code(304).send(undefined as unknown as null)
+    }
     const { data, day } = sunInfoFor(timestamp, latitude, longitude)
     return { meta: { timestamp, latitude, longitude }, data, day }
   })

@@ -6,7 +6,8 @@ import { MarkdownHtml, MarkdownRequest } from '../../../schemas/markdown.js'
 import type { RenderedMarkdown } from '../../../lib/markdown/render-task.js'
 
 const parse: FastifyPluginAsyncTypebox = async (fastify) => {
-  // The answer is the schema's object, or (from a render thread) its JSON already encoded, which Fastify sends as it is.
+  // The answer is the schema's object, or (from a render thread) its JSON already encoded, which Fastify sends as
+  // it is.
   fastify.post<{ Body: MarkdownRequest, Reply: RenderedMarkdown }>('/api/markdown/parse', {
     config: { fairShare: 'document' },
     compress: COMPRESSED,
@@ -15,11 +16,15 @@ const parse: FastifyPluginAsyncTypebox = async (fastify) => {
       operationId: 'renderMarkdown',
       security: [],
       summary: 'Render Markdown to HTML that is safe to embed',
-      description: WHAT_IS_RENDERED + ' JSON body only (415 otherwise), at most BODY_LIMIT bytes (413). 503 with Retry-After ' +
-        'while too much Markdown is already being rendered. No token needed; each client address is charged the document\'s ' +
-        'Content-Length against its fair share (429 with Retry-After past it; see RateLimit-Policy).',
+      description: WHAT_IS_RENDERED + ' JSON body only (415 otherwise), at most BODY_LIMIT bytes (413). ' +
+        '503 with Retry-After while too much Markdown is already being rendered. No token needed; each client ' +
+        'address is charged the document\'s Content-Length against its fair share (429 with Retry-After past it; ' +
+        'see RateLimit-Policy).',
       body: ref(MarkdownRequest),
-      response: { 200: ref(MarkdownHtml, withRateLimitHeaders), ...errorResponses([...apiErrors, ...bodyErrors], { 400: 'markdown is required' }) }
+      response: {
+        200: ref(MarkdownHtml, withRateLimitHeaders),
+        ...errorResponses([...apiErrors, ...bodyErrors], { 400: 'markdown is required' })
+      }
     }
   }, async (request, reply) => {
     const answer = await fastify.markdown.render(request.body.markdown)

@@ -29,7 +29,10 @@ const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options
       summary: 'One page of the user directory, in id order',
       security: [{ accessToken: [] }],
       querystring: UserListQuery,
-      response: { 200: ref(UserPage, withRateLimitHeaders), ...errorResponses([...apiErrors, 403], { 400: 'page must be >= 1', 403: ACCESS_TOKEN_REFUSED }) }
+      response: {
+        200: ref(UserPage, withRateLimitHeaders),
+        ...errorResponses([...apiErrors, 403], { 400: 'page must be >= 1', 403: ACCESS_TOKEN_REFUSED })
+      }
     },
     preValidation: [fastify.requireAccessToken, fastify.recordActivity]
   }, async (request) => {
@@ -49,7 +52,11 @@ const list: FastifyPluginAsyncTypebox<UserListOptions> = async (fastify, options
       short_desc: user.shortDesc,
       age: ageOf(user.birthdate),
       // This replica's own activity may not be written yet.
-      online: isOnline(Math.max(user.lastSeenAt ?? 0, fastify.activity.lastSeen(user.id) ?? 0), now.getTime(), options.onlineWindowSeconds)
+      online: isOnline(
+        Math.max(user.lastSeenAt ?? 0, fastify.activity.lastSeen(user.id) ?? 0),
+        now.getTime(),
+        options.onlineWindowSeconds
+      )
     })
     return {
       meta: { count_total: total, count_loaded: users.length, current_page: page, total_pages: lastPage },
