@@ -177,7 +177,7 @@ async function run (argv: string[]): Promise<string | undefined> {
       const databaseFile = sqliteFileOf(readEnv().DATABASE_URL)
       if (databaseFile === undefined) {
         throw new UsageError(`${command} copies an SQLite database; for PostgreSQL use pg_dump and pg_restore ` +
-          '(docs/operations.md, "Backups")')
+          '(docs/operations.md, "Back up and restore")')
       }
       if (command === 'backup') {
         const { users, sessions } = await backupSqlite(databaseFile, file)

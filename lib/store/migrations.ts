@@ -98,7 +98,7 @@ const userStatsOnPostgres: Migration = {
 }
 
 // 0003: user_stats becomes user_counters. The old-name view keeps running old replicas reading the counters in a
-// rollout; one started afterwards refuses, not knowing 0003 (docs/operations.md, rolling out).
+// rollout; one started afterwards refuses, not knowing 0003 (docs/operations.md, "Upgrade").
 const keepOldName = sql`create view user_stats as select * from user_counters`
 
 // SQLite rewrites the triggers' references itself. Own transaction, as above; an unrecorded earlier run has renamed
@@ -256,7 +256,7 @@ async function refuseNewerSchema (db: Kysely<any>, dialect: Dialect): Promise<vo
   throw new DatabaseSetupError(`the database is at migration ${unknown.at(-1)!}, ` +
     `newer than this release knows (its latest is ${known.at(-1)!}): ` +
     'run the release that migrated it or a later one, or restore a backup taken before it ' +
-    '(docs/operations.md, "Rolling back")')
+    '(docs/operations.md, "Roll back")')
 }
 
 /**

@@ -140,7 +140,7 @@ t.test('on PostgreSQL, backup points to pg_dump, and the guide\'s pg_dump and pg
   await addUser(app, { username: 'dumped', password: 'dumped-password' })
   await login(app, 'dumped', 'dumped-password')
   const dump = join(t.testdir(), 'meridian.dump')
-  // The commands of docs/operations.md, "Backups", from a host that reaches the database.
+  // The commands of docs/operations.md, "Back up and restore", from a host that reaches the database.
   execFileSync('pg_dump', ['--format=custom', `--file=${dump}`, source.url])
   execFileSync('pg_restore', ['--no-owner', `--dbname=${target.url}`, dump])
   // And with deploy/compose.yaml, as the guide writes them, through a stand-in for `docker compose exec -T postgres`.

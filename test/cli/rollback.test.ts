@@ -26,7 +26,7 @@ async function oneMigrationAhead (t: Test, databaseUrl: string, record: (stateme
     t.equal(lines.length, 1, `in one line: ${run.stderr.trim()}`)
     t.match(lines[0], FUTURE_MIGRATION, 'naming the database\'s migration')
     t.match(lines[0], ownLatest, 'and this release\'s latest')
-    t.match(lines[0], 'Rolling back', 'and where the guide says what to do')
+    t.match(lines[0], '"Roll back"', 'and where the guide says what to do')
   }
 }
 

@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { listenForMetrics } from '../../plugins/app/metrics.js'
 import { addUser, build, login } from '../support/helper.js'
 import { postgresDatabase, postgresSkip } from '../support/postgres.js'
+import { inRepository } from '../support/repository.js'
 
 t.test('requests are counted and timed by route pattern and status; no URL or token in a label', async (t) => {
   const app = await build(t)
@@ -99,4 +101,17 @@ t.test('requests that match no route are counted, whatever their method and body
   await app.inject({ url: '/health/live' })
   t.match(await app.metricsRegistry.metrics(), /\nmeridian_unrouted_requests_total 4\n/, 'four, and a routed request is not one')
   t.match(await app.metricsRegistry.metrics(), /\nmeridian_unrouted_requests_total 4\n/, 'a second scrape counts nothing twice')
+})
+
+t.test("the guide's metrics table names every metric of the service, and only those (one home per fact: the code; the guide is checked)", async (t) => {
+  const guide = readFileSync(inRepository('docs', 'operations.md'), 'utf8')
+  const section = guide.slice(guide.indexOf('### Metrics'), guide.indexOf('\n### ', guide.indexOf('### Metrics') + 1))
+  const documented = new Set([...section.matchAll(/`((?:meridian|http)_[a-z_]+)/g)].map((match) => match[1]!))
+  const app = await build(t)
+  const registered = (await app.metricsRegistry.getMetricsAsJSON()).map((metric) => metric.name).filter((name) => /^(?:meridian|http)_/.test(name))
+  t.ok(registered.length > 5, `the registry holds the service's metrics (${registered.join(', ')})`)
+  for (const name of registered) t.ok(documented.has(name), `${name} is in the guide's table`)
+  // On PostgreSQL only: the pool and the notifications; named in the plugin's source.
+  const source = readFileSync(inRepository('plugins', 'app', 'metrics.ts'), 'utf8')
+  for (const name of documented) t.ok(registered.includes(name) || source.includes(`'${name}'`), `${name}, in the guide, is a metric of plugins/app/metrics.ts`)
 })
