@@ -45,21 +45,13 @@ import markdownParse from './routes/api/markdown/parse.js'
 export interface BuildOptions {
   /** Where log lines go; by default standard output, or nowhere when LOG_LEVEL is silent. */
   logStream?: NodeJS.WritableStream
-  /** Throttle limits other than the defaults, for tests. */
   loginThrottle?: Partial<LoginThrottleOptions>
   /** How often fair-share counts are synced through Redis, for tests. */
   fairShare?: { syncIntervalMs?: number }
-  /** Render threads and their bounds other than the defaults, for tests. */
   markdownRenderer?: MarkdownRendererOptions
-  /**
-   * Event-loop delay past which requests answer 503 (0 turns the check off). Tests turn it off:
-   * a test process compiling TypeScript beside other test processes stalls for seconds.
-   */
+  /** Event-loop delay (ms) past which requests answer 503; 0, off, for test processes that stall compiling. */
   maxEventLoopDelayMs?: number
-  /**
-   * plugins/external/tracing.ts's plugin and log controller when tracing is on: registered first,
-   * it sees every route.
-   */
+  /** Registered first when tracing is on, so that it sees every route. */
   tracing?: Pick<Tracing, 'plugin' | 'logController'>
 }
 
@@ -71,16 +63,12 @@ const LOG_FLUSH_MS = 100
 function loggerOptions (config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
     level: config.LOG_LEVEL,
-    // Standard output through pino's asynchronous destination: lines are handed to the operating
-    // system in batches, at most LOG_FLUSH_MS after they were written, not in a blocking write
-    // each. pino writes what is left when the process exits, on close-with-grace's way out after
-    // a signal or an uncaught error alike.
+    // pino's asynchronous destination: batched writes, not a blocking write each; what is left is written on exit.
     stream: stream ?? (config.LOG_LEVEL === 'silent'
       ? undefined
       : pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS })),
     serializers: {
-      // Tokens travel in query strings: the logged URL never carries their values. No headers:
-      // they carry the Authorization token.
+    // Tokens travel in query strings: the URL is redacted. No headers: they carry the Authorization token.
       req: (request) => ({
         method: request.method,
         url: redactUrl(request.url),
@@ -92,21 +80,16 @@ function loggerOptions (config: Config, stream?: NodeJS.WritableStream): Fastify
   }
 }
 
-/**
- * The whole service as one Fastify instance, not listening: the server, the CLI and every
- * test build it here, with the same options.
- */
+/** The whole service, not listening: the server, the CLI and every test build it here. */
 export async function buildApp (config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: loggerOptions(config, options.logStream),
     logController: options.tracing?.logController ?? new AccessLog(),
     bodyLimit: config.BODY_LIMIT,
     trustProxy: trustProxyOption(config.TRUST_PROXY),
-    // While closing, requests on open connections still get real answers (plugins/app/drain.ts
-    // then closes those connections), not Fastify's own 503 body.
+    // Requests on open connections still get real answers while closing (plugins/app/drain.ts closes those).
     return503OnClosing: false,
-    // Longer than a balancer keeps an idle connection (nginx's upstream keepalive_timeout: 60 s):
-    // the balancer, never the replica, closes an idle one, so it never writes onto a closing one.
+    // Longer than a balancer's idle keepalive (nginx: 60 s): the balancer, never the replica, closes an idle one.
     keepAliveTimeout: 75_000,
     // Node's part of REQUEST_TIMEOUT: headers that never finish (plugins/app/request-timeout.ts times bodies).
     requestTimeout: config.REQUEST_TIMEOUT * 1000,
@@ -176,8 +159,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(openapi, { version: packageInfo.version })
   await app.register(health)
 
-  // Tokens and the directory are for their one client: no cache may keep them. Sun answers are
-  // public and cacheable (routes/api/date/suninfo.ts).
+  // Tokens and the directory are for their one client: no cache may keep them (sun answers are public).
   const noStore = (
     _request: FastifyRequest,
     reply: FastifyReply,

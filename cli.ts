@@ -44,7 +44,6 @@ async function readPassword (): Promise<string> {
   return password
 }
 
-/** The one FILE argument of `backup` and `restore`. */
 function onlyFile (command: string, args: Array<string | undefined>): string {
   const files = args.filter((arg): arg is string => arg !== undefined)
   if (files.length !== 1 || files[0]!.startsWith('-')) throw new UsageError(`usage: meridian ${command} FILE`)
@@ -240,9 +239,8 @@ async function run (argv: string[]): Promise<string | undefined> {
 }
 
 /**
- * PostgreSQL's answers that DATABASE_URL or the server's set-up is wrong, not the code: no such
- * database (3D000) or role, a refused password or privilege (class 28, 42501), no connection or
- * too many (classes 08, 53), a server starting or shutting down (57P01-57P03).
+ * PostgreSQL saying DATABASE_URL or the server's set-up is wrong, not the code: no such database or role (3D000, 28),
+ * a refused privilege (42501), no connection or too many (08, 53), a server starting or stopping (57P01-57P03).
  */
 function isPostgresSetupError (error: unknown): boolean {
   const { code, severity } = error as { code?: unknown, severity?: unknown }
@@ -253,14 +251,12 @@ try {
   const output = await run(process.argv.slice(2))
   if (output !== undefined) process.stdout.write(`${output}\n`)
 } catch (error) {
-  // Failures the operator can act on (usage, configuration, a port in use, an unknown host)
-  // are one line; anything else keeps its stack for a bug report.
+  // What the operator can act on (usage, configuration, a port in use, an unknown host) is one line.
   const isSystemError = typeof (error as NodeJS.ErrnoException).syscall === 'string'
   const isExpected = error instanceof UsageError || error instanceof ConfigError ||
     error instanceof DatabaseSetupError || isSystemError ||
     (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
-  // node-postgres reports a server that accepts but never answers as a bare Error ("Connection terminated due to
-  // connection timeout"): the operator's to fix, so one line too (#59).
+  // node-postgres reports a server that accepts but never answers as a bare Error: the operator's to fix too.
   const message = isPostgresSetupError(error) || isPostgresConnectionFailure(error)
     ? `PostgreSQL: ${(error as Error).message}`
     : isExpected ? (error as Error).message : ((error as Error).stack ?? String(error))

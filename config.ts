@@ -6,7 +6,6 @@ import { Type, type Static } from '@sinclair/typebox'
 import envSchema from 'env-schema'
 import { sqliteFileOf } from './lib/store/database-url.js'
 
-/** The whole environment of the service, stated once; `Config` is derived from it. */
 export const ConfigSchema = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
     default: 'development'
@@ -23,34 +22,22 @@ export const ConfigSchema = Type.Object({
   BODY_LIMIT: Type.Integer({ minimum: 1, default: 1048576 }),
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
-  /**
-   * Fair share (plugins/app/fair-share.ts): what each client, keyed by its address, may use of the API
-   * routes in a sliding window of RATE_LIMIT_WINDOW seconds; docs/decisions.md says why these.
-   */
+  /** Fair share per client address in a sliding window of this many seconds (docs/decisions.md says why these). */
   RATE_LIMIT_WINDOW: Type.Integer({ minimum: 1, maximum: 86400, default: 60 }),
   RATE_LIMIT_REQUESTS: Type.Integer({ minimum: 1, default: 1200 }),
-  /**
-   * Bytes of Markdown documents (their declared Content-Length) per window; at least BODY_LIMIT,
-   * 4 × BODY_LIMIT by default.
-   */
+  /** Markdown bytes (declared Content-Length) per window; at least BODY_LIMIT, 4 × BODY_LIMIT by default. */
   RATE_LIMIT_MARKDOWN_BYTES: Type.Optional(Type.Integer({ minimum: 1 })),
   /** Markdown documents large enough for a render thread that one client may have rendering at once, per replica. */
   RATE_LIMIT_MARKDOWN_RENDERS: Type.Integer({ minimum: 1, default: 1 }),
   /** Comma-separated addresses or CIDR ranges the fair-share limits never apply to (not the login throttle). */
   RATE_LIMIT_EXEMPT: Type.String({ default: '' }),
-  /**
-   * Failed logins (plugins/app/login-throttle.ts): at most this many per username, and per client
-   * address, in a window of LOGIN_FAILURE_WINDOW seconds; users behind one NAT share the address's.
-   */
+  /** Failed logins per username and per address in LOGIN_FAILURE_WINDOW s; users behind one NAT share its address. */
   LOGIN_MAX_FAILURES_PER_USER: Type.Integer({ minimum: 1, default: 5 }),
   LOGIN_MAX_FAILURES_PER_ADDRESS: Type.Integer({ minimum: 1, default: 20 }),
   LOGIN_FAILURE_WINDOW: Type.Integer({ minimum: 1, maximum: 86400, default: 900 }),
   /** Seconds a client has to send a whole request, headers and body; past it, 408 and the connection closed. */
   REQUEST_TIMEOUT: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
-  /**
-   * Raw HTML in Markdown: `github`, through GitHub's allowlist; `escape`, every tag shown as text
-   * (lib/markdown/render.ts).
-   */
+  /** Raw HTML in Markdown: `github`, through GitHub's allowlist; `escape`, every tag shown as text. */
   MARKDOWN_RAW_HTML: Type.Union([Type.Literal('github'), Type.Literal('escape')], { default: 'github' }),
   /** Fenced code with a known language highlighted on the server (lib/markdown/code-highlight.ts). */
   MARKDOWN_HIGHLIGHT: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
@@ -60,16 +47,9 @@ export const ConfigSchema = Type.Object({
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   /** Address of the metrics listener; HOST by default. */
   METRICS_HOST: Type.Optional(Type.String({ minLength: 1 })),
-  /**
-   * Seconds a replica keeps serving after SIGTERM, its readiness answering 503, before it stops
-   * accepting (plugins/app/drain.ts).
-   */
+  /** Seconds a replica keeps serving after SIGTERM, readiness answering 503, before it stops accepting. */
   DRAIN_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 5 }),
-  /**
-   * Where traces go, OTLP over HTTP: a collector's base URL (http://collector:4318, to which the
-   * exporter adds /v1/traces), or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, the traces URL itself, which
-   * wins. The other standard OTEL_* variables are read by OpenTelemetry itself (plugins/external/tracing.ts).
-   */
+  /** A collector's base URL for OTLP over HTTP (the exporter adds /v1/traces); the traces URL below wins. */
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   /** OpenTelemetry's switch: `true` (any case) turns tracing off whatever the endpoints say. */
@@ -84,11 +64,7 @@ export const ConfigSchema = Type.Object({
 
 export type Env = Static<typeof ConfigSchema>
 
-/**
- * Whether traces are exported, by OpenTelemetry's standard variables: an OTLP endpoint is set and
- * neither OTEL_SDK_DISABLED nor OTEL_TRACES_EXPORTER turns them off. When not, server.ts loads
- * nothing of tracing.
- */
+/** An OTLP endpoint is set and neither OTEL_SDK_DISABLED nor OTEL_TRACES_EXPORTER turns tracing off. */
 export function isTracingOn (env: Pick<Env, Extract<keyof Env, `OTEL_${string}`>>): boolean {
   const says = (value: string | undefined, word: string): boolean => value?.trim().toLowerCase() === word
   if (says(env.OTEL_SDK_DISABLED, 'true') || says(env.OTEL_TRACES_EXPORTER, 'none')) return false
@@ -106,20 +82,14 @@ export type Config = Omit<
   RATE_LIMIT_MARKDOWN_BYTES: number
 }
 
-/**
- * Markdown bytes a client may send per window, unless RATE_LIMIT_MARKDOWN_BYTES says: four
- * documents of the largest size.
- */
+/** RATE_LIMIT_MARKDOWN_BYTES's default, in documents of BODY_LIMIT bytes. */
 const DEFAULT_MARKDOWN_DOCUMENTS_PER_WINDOW = 4
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
-/**
- * Reads and validates the environment. Throws a ConfigError whose message is one line naming
- * the first bad variable.
- */
+/** Throws a ConfigError whose message is one line naming the first bad variable. */
 export function readEnv (source: NodeJS.ProcessEnv = process.env): Env {
   let env: Env
   try {
@@ -144,10 +114,7 @@ export function readEnv (source: NodeJS.ProcessEnv = process.env): Env {
 
 interface SchemaError { instancePath: string, keyword: string, params: { allowedValue?: unknown } }
 
-/**
- * The first variable env-schema refused, in one line. A choice of literals (LOG_LEVEL, NODE_ENV)
- * lists the values it allows, where Ajv's own message says "must be equal to constant".
- */
+/** One line; a choice of literals (LOG_LEVEL) lists its values, where Ajv says "must be equal to constant". */
 function firstSchemaError (error: unknown): string {
   const message = error instanceof Error ? error.message : String(error)
   const errors = (error as { errors?: SchemaError[] }).errors ?? []
@@ -206,10 +173,7 @@ export function rateLimitExemptions (env: Pick<Env, 'RATE_LIMIT_EXEMPT'>): strin
   return entries
 }
 
-/**
- * Fastify's `trustProxy` from TRUST_PROXY: a hop count, `true`, or addresses/CIDRs; a
- * ConfigError for anything else.
- */
+/** Fastify's `trustProxy` from TRUST_PROXY: a hop count, `true`, or addresses/CIDRs; a ConfigError otherwise. */
 export function trustProxyOption (
   value: string | undefined
 ): boolean | string[] | ((address: string, hop: number) => boolean) {

@@ -8,12 +8,7 @@ import { listenForMetrics } from './plugins/app/metrics.js'
 /** Milliseconds in-flight requests get to finish, after the drain, before the process exits anyway. */
 const GRACE_PERIOD_MS = 10_000
 
-/**
- * Builds the app and listens. On SIGTERM (an orchestrator or a rollout) it drains first: for
- * DRAIN_SECONDS it still serves, readiness answering 503 and connections closing after their
- * response, then it stops accepting, finishes what is in flight and closes. SIGINT (Ctrl-C)
- * skips the drain.
- */
+/** Builds the app and listens. SIGTERM drains for DRAIN_SECONDS, then closes; SIGINT skips the drain. */
 export async function serve (config: Config): Promise<void> {
   // Before the app: its database and Redis clients load as it builds, and must load instrumented.
   const tracing = isTracingOn(config) ? (await import('./plugins/external/tracing.js')).startTracing() : undefined

@@ -8,19 +8,13 @@ import {
   type TUnsafe
 } from '@sinclair/typebox'
 
-/**
- * A `$ref` to a named schema (one with a stable `$id`) that keeps the schema's static type,
- * so routes and the type provider see the real shape while OpenAPI shows one named component.
- */
+/** A `$ref` to a named schema that keeps its static type: routes see the real shape, OpenAPI one named component. */
 export function ref<T extends TSchema> (schema: T, options: SchemaOptions = {}): TUnsafe<Static<T>> {
   if (typeof schema.$id !== 'string') throw new TypeError('ref() needs a schema with an $id')
   return Type.Unsafe<Static<T>>(Type.Ref(`${schema.$id}#`, options))
 }
 
-/**
- * Integers with the format typed generators need to pick their width: UNIX seconds and anything
- * that may pass 2^31 (a page number may go to 2^53 − 1) are int64; small bounded counts are int32.
- */
+/** Typed generators need the width: UNIX seconds and anything that may pass 2^31 are int64, small counts int32. */
 export function Int64 (options: IntegerOptions = {}): TInteger {
   return Type.Integer({ format: 'int64', ...options })
 }
@@ -47,10 +41,7 @@ export const Status = Type.Object({ status: Type.Literal('ok') }, {
   examples: [{ status: 'ok' }]
 })
 
-/**
- * The IETF draft's rate-limit header fields (draft-ietf-httpapi-ratelimit-headers), on every
- * answer of an API route: each client's fair share (plugins/app/fair-share.ts).
- */
+/** The IETF draft's rate-limit header fields (draft-ietf-httpapi-ratelimit-headers) on every API answer. */
 const rateLimitHeaders = {
   ratelimit: Type.String({
     description: 'What the client has left of each quota policy and the seconds until it is whole again, ' +
@@ -85,11 +76,7 @@ const errorMessages: Readonly<Record<number, string>> = {
   503: 'Service unavailable'
 }
 
-/**
- * The response map entries for the given error statuses, all of the one ErrorBody shape, each
- * described by its message: the route's own (`messages`) or the usual one. The OpenAPI document
- * makes each description the message of that response's example (plugins/external/openapi.ts).
- */
+/** Error responses, all ErrorBody, each described by its message (the route's own or the usual one). */
 export function errorResponses<const C extends readonly number[]> (
   codes: C,
   messages: Partial<Record<C[number], string>> = {}

@@ -2,12 +2,9 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Int64 } from './common.js'
 
 /**
- * Supported timestamps: years 0001 to 9999 (proleptic Gregorian, UTC), the range of a four-digit
- * year. astronomy-engine gives the Sun's position over all of it without failing. Far from the
- * present its ΔT (Earth-rotation) model is an extrapolation, about 3 h at year 1 and 2.5 days at
- * year 9999. An error in ΔT shifts the Sun along its orbit by that much time, which moves the
- * events by seconds for an error of hours and by minutes for an error of days. Nobody knows the
- * Earth's rotation that far out any better.
+ * Supported timestamps: years 0001 to 9999 (proleptic Gregorian, UTC). astronomy-engine covers it all; far from the
+ * present its ΔT model is an extrapolation (hours at year 1, days at 9999), moving events by seconds to minutes, and
+ * nobody knows the Earth's rotation that far out any better.
  */
 const MIN_SUPPORTED_TIMESTAMP = -62_135_596_800
 const MAX_SUPPORTED_TIMESTAMP = 253_402_300_799
@@ -53,8 +50,7 @@ export const SunEventTimes = Type.Object({
 
 const ALTITUDE_SPANS = ['above', 'below', 'crosses'] as const
 
-// One string enum, not a union of literals (TypeBox writes that as an anyOf of one-value enums):
-// the OpenAPI document then reads as the enum it is, in every generator.
+// One string enum, not a union of literals (TypeBox's anyOf of one-value enums), so generators read it as an enum.
 function altitudeSpan (pair: string, altitude: string, meaning = '') {
   return Type.Unsafe<typeof ALTITUDE_SPANS[number]>({
     type: 'string',

@@ -18,10 +18,7 @@ export function newAttemptId (): AttemptId {
   return randomUUID() as AttemptId
 }
 
-/**
- * Counts attempts before the password check, so concurrent guesses cannot all slip past the limit. Success gives
- * an attempt back and failure marks it, so failures can be told from attempts still in flight.
- */
+/** Counts attempts before the password check, so concurrent guesses cannot slip past; success gives one back. */
 export interface FailureCounter {
   /** One past `limit` is answered but not kept: refused guesses must not grow the window. */
   hit: (key: string, attempt: AttemptId, limit: number) => Promise<AttemptCount>

@@ -3,11 +3,7 @@ import type { OpenSession, SessionId, SessionStore } from '../store/session-stor
 
 const MAX_CACHED_SESSIONS = 10_000
 
-/**
- * Answers token checks without a database read in the steady state. Open sessions are cached while the counters'
- * sessions version holds: any session ending anywhere moves it, and every request reads the counters anyway
- * (UserDirectory.latestCounters). An ended session never reopens, so that needs no version.
- */
+/** Open sessions cached while the counters' sessions version holds (any ending moves it); ended ones never reopen. */
 export class OpenSessions {
   private readonly cached = new LRUCache<SessionId, OpenSession>({ max: MAX_CACHED_SESSIONS })
   /** Ended, or never ours: refused for good. */

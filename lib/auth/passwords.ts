@@ -1,9 +1,8 @@
 import argon2 from 'argon2'
 
 /**
- * OWASP's first argon2id choice (Password Storage Cheat Sheet): 19 MiB, 2 passes, 1 lane.
- * node-argon2 hashes on libuv's thread pool, so the event loop never waits for it, and it
- * stores these parameters inside each hash so they can be raised later.
+ * OWASP's first argon2id choice (Password Storage Cheat Sheet): 19 MiB, 2 passes, 1 lane. Hashed on libuv's thread
+ * pool, off the event loop; each hash stores its parameters, so they can be raised later.
  */
 export const passwordHashOptions = {
   type: argon2.argon2id,
@@ -38,10 +37,7 @@ export async function prepareDummyHash (): Promise<string> {
   return await dummyHash
 }
 
-/**
- * For an unknown username the login still verifies a password against a real hash of the
- * same cost, so its timing does not tell an attacker which usernames exist.
- */
+/** An unknown username still costs a real hash's verification, so timing does not tell which usernames exist. */
 export async function verifyAgainstDummy (password: string): Promise<false> {
   await verifyPassword(await prepareDummyHash(), password)
   return false

@@ -4,17 +4,12 @@ const SECRET_FIELDS = /^(access_token|refresh_token|token|password|jwt_secret)$/
 /** A secret field written into a parameter's name by a client that encoded its `=` (`access_token%3D…`). */
 const SECRET_FIELD_WITH_VALUE = /^(access_token|refresh_token|token|password|jwt_secret)=/i
 
-/**
- * A secret field as a path parameter (`/api/user/list;access_token=…`, its `;` or `=` encoded or
- * not), up to the next `;`, `/` or `?`.
- */
+/** A secret field as a path parameter (`;access_token=…`, `;` or `=` encoded or not), up to a `;`, `/` or `?`. */
 const SECRET_PATH_PARAMETER = /(?:;|%3[bB])(access_token|refresh_token|token|password|jwt_secret)(?:=|%3[dD])[^;/?]*/gi
 
 /**
- * Anything shaped like one of the service's tokens, wherever a client put it (the path, a parameter's
- * name or value): a JWT, three base64url parts whose first is a JSON header (`eyJ`), its dots written
- * or percent-encoded (once or more). It starts only where a run of base64url characters starts, so
- * the work stays linear in the URL's length whatever it holds (`eyJeyJeyJ…`).
+ * Anything shaped like one of our tokens wherever a client put it: a JWT (`eyJ` header), its dots written or
+ * percent-encoded (once or more). Starting only where a base64url run starts keeps the work linear (`eyJeyJeyJ…`).
  */
 const TOKEN_SHAPED = /(?<![\w-])eyJ[\w-]{8,}(?:\.|%(?:25)*2[eE])[\w-]*(?:(?:\.|%(?:25)*2[eE])[\w-]*)?/g
 

@@ -1,18 +1,10 @@
 import { setTimeout as pause } from 'node:timers/promises'
 import { PRUNED_CAUSES, type PrunedCause, type SessionStore } from '../store/session-store.js'
 
-/**
- * Sessions deleted by one statement: on SQLite it runs on the event loop, and larger batches fill the
- * write-ahead log past its automatic checkpoint, which then runs there too (docs/performance.md, "Session pruning").
- */
+/** Per DELETE: larger batches push SQLite's checkpoint onto the event loop (docs/performance.md, "Session pruning"). */
 export const PRUNE_BATCH = 100
 
-/**
- * Deletes the rows of ended and expired sessions, in batches, so the table holds about the open
- * sessions and those ended since the last run. Each pruned session is counted by its cause once,
- * by whichever replica deleted it: the sum over replicas counts every session that ended,
- * whoever ended it (a replica, the CLI, a trigger).
- */
+/** Deletes ended and expired sessions in batches, each counted by cause once, by whichever replica deleted it. */
 export class SessionPruner {
   /** Sessions this process has pruned since it started, by cause. */
   readonly pruned = Object.fromEntries(PRUNED_CAUSES.map((cause) => [cause, 0])) as Record<PrunedCause, number>
@@ -47,8 +39,7 @@ export class SessionPruner {
       for (const cause of causes) this.pruned[cause]++
       total += causes.length
       if (causes.length < PRUNE_BATCH) break
-      // As long again before the next batch: a backlog (a million sessions ended at once) takes
-      // at most half of the event loop, and of the database's write lock, however slow the disk.
+      // As long again before the next batch: a backlog takes at most half the event loop and the write lock.
       await pause(performance.now() - started)
     }
     return total

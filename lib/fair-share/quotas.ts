@@ -17,14 +17,12 @@ export interface QuotaPolicy {
 export const storeKeyOf = (policyName: string, client: string, window: number): string =>
   `${policyName}:${client}:${window}`
 
-/** Where a client stands in one policy at one moment. */
 export interface Standing {
   /** Once this charge is made, when it fits. */
   remaining: number
   /**
-   * RateLimit's `t`, never above the window (issue #59): when it fits, seconds until the current window ends and its
-   * count starts to weigh less; when refused, the Retry-After, or the window if that is longer (a quota used up
-   * early in a window still weighs early in the next; shared counts can pass the quota).
+   * RateLimit's `t`, never above the window: when it fits, seconds until the current window ends; when refused, the
+   * Retry-After capped at the window (a quota used up early still weighs early in the next; shared counts can pass it).
    */
   resetSeconds: number
   /** 0 when the charge fits now. */
@@ -71,10 +69,7 @@ export class ClientUsage {
   }
 }
 
-/**
- * Sliding-window counters: the previous window weighted by its part still inside, plus the current (Cloudflare's
- * approximation). Counts are this replica's own, or the shared totals (SharedCounts) if fresh and larger.
- */
+/** Sliding-window counters (Cloudflare's approximation): own counts, or the shared totals if fresh and larger. */
 export class QuotaCounter {
   private readonly usage: LRUCache<string, ClientUsage>
   private readonly windowMs: number

@@ -5,10 +5,8 @@ export interface Hangup { once: (event: 'close', listener: () => void) => unknow
 export interface RenderPlace { readonly client: string, held: boolean, handling: boolean }
 
 /**
- * The `markdown-renders` policy's count: how many documents each client has rendering, or about to, at once.
- * A place is held while its render may run: until the answer is sent (`release`), or until the client hangs up
- * before the handler starts. A client that hangs up while its document renders does not stop the render, so it does
- * not free the place either.
+ * The `markdown-renders` policy's count of documents each client has rendering, or about to. A place is held until the
+ * answer is sent, or until the client hangs up before the handler starts: a hang-up does not stop a render under way.
  */
 export class RenderPlaces {
   readonly #taken = new Map<string, number>()

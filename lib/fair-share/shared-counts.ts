@@ -4,24 +4,19 @@ import type { ClientUsage, QuotaCounter } from './quotas.js'
 export interface SharedCountsOptions {
   /** How often the charges of this replica go to Redis, and every replica's totals come back. */
   intervalMs: number
-  /** Prefix of every key this writes. */
   prefix: string
   /** A sync failed (Redis away, stalled past its command timeout, or refusing). */
   onFailure: (error: unknown) => void
-  /** A sync succeeded. */
   onAnswer: () => void
 }
 
 interface Sent { counter: QuotaCounter, usage: ClientUsage, window: number, readsPrevious: boolean }
 
 /**
- * Makes one client's share one across replicas without a Redis round trip on any request: every
- * `intervalMs`, one pipeline adds what this replica charged each active client since the last
- * sync to that client's count of the window (INCRBY, which answers with every replica's total)
- * and reads the previous window's total the first time a window is synced. Decisions read the
- * totals of the last answer plus what was charged here since (QuotaCounter); when no sync has been
- * answered for a while, they fall back to this replica's own counts. One sync at a time: a stalled
- * Redis holds back the next sync, never a request.
+ * One client's share across replicas without a Redis round trip on any request: every `intervalMs` one pipeline adds
+ * this replica's charges to each active client's window count (INCRBY answers every replica's total) and reads the
+ * previous window's total once. Decisions read the last totals plus what was charged here since, or this replica's own
+ * counts when no sync was answered for a while. One sync at a time: a stalled Redis holds back syncs, not requests.
  */
 export class SharedCounts {
   private syncing: Promise<void> | undefined
@@ -51,8 +46,7 @@ export class SharedCounts {
       const windowMs = counter.windowMilliseconds
       for (const usage of counter.touched ?? []) {
         const window = usage.window
-        // A client asked about but not charged since its totals of this window came needs nothing:
-        // its totals stand while the store answers others' syncs.
+        // Not charged since its totals of this window came: they stand while the store answers others' syncs.
         if (usage.unsent === 0 && usage.sharedWindow === window && usage.previousFromStore) continue
         usage.sending = usage.unsent
         usage.sendingWindow = window

@@ -9,12 +9,7 @@ export interface OpenApiDocument {
 
 const ERROR_BODY_REF = '#/components/schemas/ErrorBody'
 
-/**
- * Gives every request and response media type of every operation an example: the example of
- * the named schema it references, and for an error, the body the service sends with that status
- * and the response's description as its message. @fastify/swagger keeps a schema's examples on
- * the component but drops everything beside a `$ref`, so without this no operation shows one.
- */
+/** An example on every media type: @fastify/swagger drops all beside a `$ref`, so none would show otherwise. */
 export function withOperationExamples<D extends OpenApiDocument> (document: D): D {
   const componentExample = (media: MediaType): unknown => {
     const name = media.schema?.$ref?.replace('#/components/schemas/', '')

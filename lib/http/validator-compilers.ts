@@ -15,12 +15,7 @@ type CompilerPool = (externalSchemas: unknown, options: AjvCompilerOptions) => R
 // A CommonJS module whose function is its `default` export: Ajv's own count of characters (code points).
 const characterCount = ucs2lengthModule.default
 
-/**
- * `maxLength` as Ajv has it, counting characters only when it matters. Ajv counts the code points
- * of every string it checks, 8 µs for a 5 KB Markdown document (a twentieth of its render); but a
- * string is never longer in characters than in UTF-16 units, so one whose `length` is within the
- * limit passes without counting. Same verdict, same error as Ajv's own.
- */
+/** Ajv's `maxLength`, counting code points only when `length` (UTF-16 units, never fewer) is past the limit. */
 function maxLength (limit: number, text: string): boolean {
   if (text.length <= limit || characterCount(text) <= limit) return true
   maxLength.errors = [{
@@ -47,12 +42,7 @@ export function cheapMaxLength (ajv: Ajv): void {
   ajv.addKeyword(maxLengthCountingOnlyPastTheLimit)
 }
 
-/**
- * Query strings and form fields arrive as text, so Ajv coerces them to the schema's types. A JSON
- * body already has types: coercing it would turn `{"markdown": null}` into `""` and
- * `{"username": 5}` into `"5"`. Bodies are validated as sent; form bodies hold only strings, which
- * is what their schemas ask for.
- */
+/** Ajv coerces query strings and form fields, which arrive as text, but no JSON body (`null` would become `""`). */
 export function validatorCompilers (): SchemaController {
   const buildFromPool = AjvCompiler() as unknown as CompilerPool
   const buildValidator = (externalSchemas: unknown, ajvOptions: AjvCompilerOptions = {}): RouteValidatorCompiler => {

@@ -1,12 +1,7 @@
 /**
- * GitHub's alerts, by @mdit/plugin-alert: a block quote of the document (not nested in another
- * block, as on GitHub) whose first line is `[!NOTE]`, `[!TIP]`, `[!IMPORTANT]`, `[!WARNING]` or
- * `[!CAUTION]` alone, in any case, followed by content, is
- * `<div class="markdown-alert markdown-alert-note"><p class="markdown-alert-title">Note</p>…</div>`.
- * Anything else (another word, text after the marker, no content) stays a block quote.
- *
- * GitHub puts an octicon (inline SVG) before the title; SVG is no element this renderer emits
- * (it can hold script), so the title is the word alone and a page's style sheet may add the icon.
+ * GitHub's alerts, by @mdit/plugin-alert: a top-level block quote whose first line is `[!NOTE]`, `[!TIP]`,
+ * `[!IMPORTANT]`, `[!WARNING]` or `[!CAUTION]` alone (any case), followed by content; anything else stays a quote.
+ * Without GitHub's octicon: SVG is no element this renderer emits (it can hold script); a style sheet may add it.
  */
 import type MarkdownIt from 'markdown-it'
 import { alert } from '@mdit/plugin-alert'

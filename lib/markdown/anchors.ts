@@ -1,14 +1,7 @@
 /**
- * Heading ids and in-document links.
- *
- * Every heading carries GitHub's id: github-slugger's slug of its text (lower case, punctuation
- * removed, spaces to hyphens, repeats numbered `-1`, `-2`), prefixed `user-content-` as on
- * GitHub, so that no id of the page embedding the HTML is clobbered. An emoji shortcode counts
- * as its name, as on GitHub (`## :rocket: Go` is `user-content-rocket-go`).
- *
- * On GitHub a link to `#install` reaches `user-content-install` only through the page's script.
- * Here a link whose fragment is the id of a heading or footnote of the same document, less the
- * prefix, points at the real id, so that it works in any page as it is.
+ * Heading ids: github-slugger's slug of the text (an emoji shortcode counts as its name), prefixed `user-content-` as
+ * on GitHub so that no id of the embedding page is clobbered. A link to `#install` reaches `user-content-install` on
+ * GitHub only through its script; here a link naming a heading or footnote of the document points at the real id.
  */
 import type MarkdownIt from 'markdown-it'
 import type { StateCore, Token } from 'markdown-it'
@@ -37,10 +30,7 @@ function decodedFragment (fragment: string): string | null {
   }
 }
 
-/**
- * The id a fragment names: as written, decoded, or decoded in lower case (slugs are), as GitHub's
- * script tries them.
- */
+/** The id a fragment names: as written, decoded, or decoded in lower case, as GitHub's script tries them. */
 function namedId (fragment: string, headings: ReadonlySet<string>, footnotes: ReadonlySet<string>): string | undefined {
   const decoded = decodedFragment(fragment)
   return [fragment, decoded, decoded?.toLowerCase()]

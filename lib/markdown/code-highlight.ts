@@ -1,14 +1,11 @@
 /**
- * Fenced code highlighted on the server with highlight.js's common languages (docs/decisions.md,
- * "Highlighted code"): token spans with highlight.js's classes (`hljs-keyword`, …), which any
- * highlight.js theme colours. The text of a block is its source exactly; a block without a
- * language, with one highlight.js does not know, or `text`, stays plain.
+ * Fenced code highlighted on the server with highlight.js's common languages (docs/decisions.md, "Highlighted code"):
+ * token spans with highlight.js's classes, which any highlight.js theme colours; the text is the source exactly. A
+ * block without a language, with one highlight.js does not know, or `text`, stays plain.
  *
- * highlight.js's grammars take time quadratic in the length of a run of word characters (a
- * 10,000-character word takes 120 ms as JavaScript, 490 ms of `$` as Java), so a block holding a
- * run longer than MAX_WORD_RUN stays plain, as does one longer than MAX_HIGHLIGHTED_BLOCK. What a
- * document may highlight is bounded too, by size and not by the clock (HIGHLIGHTED_PER_DOCUMENT): past it, its
- * remaining blocks stay plain, whatever the load. Nothing of the text is lost either way.
+ * highlight.js's grammars take time quadratic in a run of word characters, so a block holding a run longer than
+ * MAX_WORD_RUN stays plain, as does one past MAX_HIGHLIGHTED_BLOCK, and every block past HIGHLIGHTED_PER_DOCUMENT
+ * (counted by size, not by the clock, so the same whatever the load).
  */
 import hljs from 'highlight.js/lib/common'
 
@@ -17,10 +14,8 @@ export const MAX_WORD_RUN = 128
 /** Longest block highlighted, in characters. */
 export const MAX_HIGHLIGHTED_BLOCK = 65_536
 /**
- * The highlighted HTML one document may hold, in characters, each block counting at least BLOCK_FLOOR_CHARACTERS (its
- * fixed cost); the block that would pass it, and every block after, stay plain. Counted in what highlight.js writes,
- * which the sanitizer then reads: code dense in tokens writes up to 17 times its size. About 1 s of rendering at most
- * (docs/performance.md, "Highlighted code and math").
+ * Highlighted HTML one document may hold, in characters, each block counting at least BLOCK_FLOOR_CHARACTERS; counted
+ * in what highlight.js writes, which the sanitizer reads (docs/performance.md, "Highlighted code and math").
  */
 export const HIGHLIGHTED_PER_DOCUMENT = 1_572_864
 export const BLOCK_FLOOR_CHARACTERS = 1024
@@ -37,7 +32,6 @@ const isWordCharacter = (code: number): boolean =>
   (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || (code >= 0x30 && code <= 0x39) ||
   code === 0x5f || code === 0x24
 
-/** Whether `code` holds a run of more than MAX_WORD_RUN word characters, in one pass. */
 function holdsLongWordRun (code: string): boolean {
   let run = 0
   for (let index = 0; index < code.length; index++) {

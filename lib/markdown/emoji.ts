@@ -2,21 +2,13 @@ import type MarkdownIt from 'markdown-it'
 import type { StateCore, Token } from 'markdown-it'
 import { full as emojiPlugin } from 'markdown-it-emoji'
 
-/**
- * What every shortcode of the list looks like (names of lower-case letters, digits, `_`, `+`, `-`).
- * Most text has none, and this test costs much less than the plugin's search through all names.
- */
+/** Every shortcode of the list looks so; most text has none, and this test is far cheaper than the plugin's search. */
 const LOOKS_LIKE_SHORTCODE = /:[a-z0-9_+-]+:/
 
 /**
- * Emoji shortcodes (`:tada:` → 🎉) by markdown-it-emoji's full list, GitHub's (gemoji's) names,
- * in text only: never in code spans, code blocks, URLs or autolinks. Without the plugin's
- * emoticons (`:)`, `<3`), which GitHub does not render.
- *
- * The plugin's core rule replaces each text token that holds a shortcode by splicing a copy of
- * its paragraph's whole token list, so a paragraph of many such tokens (`:tada:\:` repeated) was
- * quadratic: 200 KB took 18 s. Here the same rule is run on one text token at a time, and the
- * paragraph's list is rebuilt once.
+ * Emoji shortcodes (`:tada:` → 🎉) by gemoji's names, in text only (never code, URLs or autolinks), without the
+ * plugin's emoticons, which GitHub does not render. The plugin's rule splices a copy of the paragraph's token list
+ * per text token, quadratic in a paragraph of many: here it runs on one token at a time and the list is rebuilt once.
  */
 export function githubEmoji (md: MarkdownIt): void {
   md.use(emojiPlugin, { shortcuts: {} })

@@ -1,22 +1,10 @@
-/**
- * Which documents render on the event loop and which in a render thread (plugins/app/markdown-renderer.ts), by what the
- * source alone says: the fair share (plugins/app/fair-share.ts) charges a render place by the same bounds.
- */
+/** Which documents render on the event loop, by the source alone; the fair share charges render places by the same. */
 
-/**
- * Documents up to this many characters render on the event loop, where they cost no hand-off to a
- * thread, since even the slowest shape takes a few milliseconds at this size (docs/performance.md, "Render threads").
- */
+/** Longer documents go to a thread; the slowest shape is quick at this size (docs/performance.md, "Render threads"). */
 export const MAX_EVENT_LOOP_RENDER_LENGTH = 8192
-/**
- * A table pads each short row to its header's width, so a few KB of table can be tens of thousands of
- * cells: a document that could hold more (lines × the most `|` on a line) goes to a thread whatever its size.
- */
+/** Tables pad short rows to the header's width: a document that could hold more cells goes to a thread. */
 const MAX_EVENT_LOOP_TABLE_CELLS = 4096
-/**
- * Formulas cost KaTeX and the sanitizer tens of microseconds each, so a small document full of them
- * goes to a thread too.
- */
+/** Each formula costs KaTeX and the sanitizer a set-up, so a small document full of them goes to a thread too. */
 const MAX_EVENT_LOOP_DOLLARS = 128
 
 function holdsMoreDollarsThan (source: string, limit: number): boolean {
@@ -35,10 +23,7 @@ export function rendersQuickly (source: string): boolean {
   return !source.includes('|') || possibleTableCells(source) <= MAX_EVENT_LOOP_TABLE_CELLS
 }
 
-/**
- * Lines (ended by LF or CR) times one more than the most `|` on a line. Found with `indexOf`,
- * which scans natively: a loop over every character cost more than a 5 KB document's parse.
- */
+/** Lines (ended by LF or CR) times one more than the most `|` on a line; `indexOf` scans natively, a loop would not. */
 export function possibleTableCells (source: string): number {
   let lines = 1
   let widest = 0

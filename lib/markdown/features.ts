@@ -1,10 +1,6 @@
 import { RAW_HTML_ELEMENTS } from './github-html.js'
 
-/**
- * What the renderer renders, in one place: the Markdown route's OpenAPI description is built from
- * it (the raw HTML allowlist from the sanitizer's schema), and the README and docs/answers.md point
- * to that description.
- */
+/** What the renderer renders, in one place: the Markdown route's OpenAPI description, which the docs point to. */
 export const WHAT_IS_RENDERED = [
   'GitHub Flavored Markdown (GFM 0.29), rendered with markdown-it: CommonMark (headings, paragraphs, emphasis, ' +
     'links, images, code, lists, block quotes, rules), GFM tables, strikethrough (`~~`), task list items (`- [ ]`, ' +

@@ -1,8 +1,6 @@
 /**
- * GitHub's footnotes on markdown-it-footnote's parser, with the HTML of micromark-extension-gfm-footnote.
- * The plugin is bent where GitHub differs or hostile input was quadratic (docs/decisions.md, "Markdown"):
- * labels follow GitHub's grammar, match whatever their case and are no longer read to the end of the line,
- * inline notes are off, and the closing list is built in one pass (the plugin copied the tokens per footnote).
+ * GitHub's footnotes: markdown-it-footnote's parser with micromark's HTML, bent where GitHub differs or hostile input
+ * was quadratic: GitHub's label grammar, any case, not read to the line's end; no inline notes; a one-pass list.
  */
 import type MarkdownIt from 'markdown-it'
 import type { PluginSimple, StateCore, Token } from 'markdown-it'

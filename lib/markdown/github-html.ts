@@ -22,10 +22,7 @@ export const MAX_HTML_DEPTH = 32
 export const OWN_MARK_ATTRIBUTE = 'data-meridian-own'
 const MARK_PROPERTY = 'dataMeridianOwn'
 
-/**
- * An own element's name during the sanitize pass. The parser lowercases every name it reads (SVG's camel-cased
- * ones aside), so no input can name an element so.
- */
+/** An own element's name while sanitizing: the parser lowercases each name (SVG's aside), so no input can forge it. */
 const OWN_PREFIX = 'OWN-'
 const ownName = (tagName: string): string => OWN_PREFIX + tagName
 
@@ -39,10 +36,7 @@ const URL_PROPERTIES = ['href', 'src', 'cite', 'longDesc'] as const
 const CLOBBER_PREFIX = 'user-content-'
 const CLOBBERED = ['id', 'name', 'ariaDescribedBy', 'ariaLabelledBy'] as const
 
-/**
- * GitHub's allowlist (hast-util-sanitize's default) less what it allows for GitHub's own markup:
- * `class`, `data-*`, `<input>`.
- */
+/** GitHub's allowlist (hast-util-sanitize's default) less what it allows its own markup: `class`, `data-*`, `input`. */
 const RAW_TAG_NAMES = defaultSchema.tagNames!.filter((tagName) => tagName !== 'input')
 const isOwnOnly = (property: PropertyDefinition): boolean => {
   const name = typeof property === 'string' ? property : property[0]
@@ -237,10 +231,7 @@ function linkToRawAnchors (fragmentLinks: Element[], rawIds: Set<string>): void 
   }
 }
 
-/**
- * Own elements take their names back; raw ones have their URLs and ids checked, and links to raw
- * anchors follow them.
- */
+/** Own elements take their names back; raw ones have URLs and ids checked, and links to raw anchors follow them. */
 function finish (tree: Root): void {
   const rawIds = new Set<string>()
   const fragmentLinks: Element[] = []

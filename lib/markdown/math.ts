@@ -1,17 +1,11 @@
 /**
- * Math as GitHub writes it, rendered to MathML that browsers show without a script: `$…$` and
- * `` $`…`$ `` inline, `$$…$$` displayed (inline or on lines of its own), and ```` ```math ````
- * fences (lib/markdown/render.ts renders those). KaTeX parses the TeX (`trust: false`: no `\href`,
- * `\url`, `\htmlClass`, `\includegraphics`…; macros local to their formula and their expansion
- * bounded), and the sanitizer keeps only MathML's own elements and attributes of what it writes (github-html.ts).
+ * GitHub's math (`$…$`, `` $`…`$ ``, `$$…$$`, ```` ```math ```` fences, rendered by render.ts) as MathML that browsers
+ * show without a script. KaTeX parses with `trust: false` (no `\href`, `\url`, `\htmlClass`, `\includegraphics`…;
+ * macros local, expansion bounded); the sanitizer keeps only MathML's own elements and attributes (github-html.ts).
  *
- * Dollars stay text where they are prose: an opening `$` is not followed by a space, a closing
- * one not preceded by a space nor followed by a digit (`costs $5 and $10`), and `\$` is a dollar.
- * A formula KaTeX cannot read is shown as its source: inline, its dollars are text; displayed, it is
- * a `language-math` code block. The work is bounded: a formula longer than
- * MAX_FORMULA_LENGTH or nested deeper than MAX_FORMULA_DEPTH in braces stays source, as do the
- * formulas of a document past MATH_SOURCE_PER_DOCUMENT (counted by size, not by the clock, so that the same
- * document renders the same whatever the load); finding the dollars is linear.
+ * Dollars stay text where they are prose: an opening `$` not followed by a space, a closing one not preceded by a space
+ * nor followed by a digit (`costs $5 and $10`); `\$` is a dollar. A formula KaTeX cannot read, or past a bound, stays
+ * source. The document's bound counts size, not time, so a document renders the same whatever the load.
  */
 import katex from 'katex'
 import type MarkdownIt from 'markdown-it'
@@ -20,12 +14,11 @@ import { ownFragment } from './raw-html.js'
 
 /** Longest formula rendered, in characters. */
 export const MAX_FORMULA_LENGTH = 8192
-/** Deepest nesting of `{` rendered: KaTeX's parser recurses, and a thousand levels overflow its stack after 35 ms. */
+/** Deepest nesting of `{` rendered: KaTeX's parser recurses, and deep nesting overflows its stack. */
 export const MAX_FORMULA_DEPTH = 64
 /**
- * The TeX one document may render, in characters, each formula counting at least FORMULA_FLOOR_CHARACTERS (its
- * fixed cost: KaTeX's and the sanitizer's set-up); formulas past it stay source. About 1 s of rendering at most
- * (docs/performance.md, "Highlighted code and math").
+ * TeX characters one document may render, each formula counting at least FORMULA_FLOOR_CHARACTERS (its fixed set-up
+ * cost); formulas past it stay source (docs/performance.md, "Highlighted code and math").
  */
 export const MATH_SOURCE_PER_DOCUMENT = 262_144
 export const FORMULA_FLOOR_CHARACTERS = 16
@@ -80,10 +73,7 @@ export function mathml (tex: string, displayMode: boolean, env: object): string 
   }
 }
 
-/**
- * The code spans of `src` up to `end`, as [start, end) pairs in order, found as CommonMark finds
- * them (a run of backticks opens one that the next run of the same length closes), in linear time.
- */
+/** `src`'s code spans up to `end`, [start, end) in order, found as CommonMark finds them, in linear time. */
 function codeSpans (src: string, end: number): Array<[number, number]> {
   const runs: Array<{ at: number, length: number }> = []
   for (let index = src.indexOf('`'); index !== -1 && index < end;) {
@@ -114,10 +104,7 @@ function codeSpans (src: string, end: number): Array<[number, number]> {
   return spans
 }
 
-/**
- * Per inline source: its code spans, and where scanning for a closing `$` found none (no opener
- * after it can close).
- */
+/** Per inline source: its code spans, and from where no closing `$` exists. */
 const scanned = new WeakMap<StateInline, { posMax: number, spans: Array<[number, number]>, unclosedFrom: number }>()
 
 /** The index of the first span that ends after `position`, by bisection: openers do not walk the spans before them. */
@@ -157,10 +144,7 @@ function closingDollar (state: StateInline, start: number): number {
   return -1
 }
 
-/**
- * A formula from the opening `$` to `end`, rendered while parsing: one KaTeX cannot read (or past
- * a bound) is no formula, so its dollars stay text and what they held is read as Markdown again.
- */
+/** A formula from the opening `$` to `end`; one KaTeX cannot read is no formula, and its dollars stay text. */
 function formula (state: StateInline, silent: boolean, tex: string, display: boolean, end: number): boolean {
   const rendered = renderedOnce(state.env, tex, display)
   if (rendered === undefined) return false

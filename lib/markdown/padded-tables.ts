@@ -1,18 +1,11 @@
 import type MarkdownIt from 'markdown-it'
 import { wrapBlockRule } from './wrap-block-rule.js'
 
-/**
- * Table cells per document. GitHub tables pad short rows with empty cells, so 2 KB of table
- * (a 256-column header, then one-letter lines) expands to 65,536 cells, markdown-it's own cap
- * per table: 1 MiB of such tables would be hundreds of MB of output. Past this budget a table
- * renders as text, which keeps the output linear in the input.
- */
+/** Table cells per document: GitHub pads short rows, so 2 KB of table can be 65,536 cells; past it a table is text. */
 export const MAX_TABLE_CELLS = 100_000
 
-/** What a render has left, kept in markdown-it's per-render `env`. */
 interface TableCellBudget { tableCellsLeft?: number }
 
-/** markdown-it's table rule, counted against a per-render budget of cells. */
 export function budgetPaddedTableCells (md: MarkdownIt): void {
   wrapBlockRule(md, 'table', ['paragraph', 'reference'], (table) => (state, startLine, endLine, silent) => {
     const budget = state.env as TableCellBudget

@@ -1,7 +1,4 @@
-/**
- * GFM to HTML that is safe to embed: raw HTML as github.com shows it (or escaped), no dangerous URL scheme,
- * work bounded by the input's size whatever its shape. Only markdown-it's public interface; no HTTP.
- */
+/** GFM to HTML safe to embed, work bounded by the input's size whatever its shape; only markdown-it's public API. */
 import MarkdownIt, { type Options, type RendererRule, type StateInline, type Token } from 'markdown-it'
 import { extendedAutolinks } from './extended-autolinks.js'
 import { taskLists } from './task-lists.js'
@@ -22,10 +19,7 @@ import { githubMath, mathml } from './math.js'
 /** In characters as JSON Schema counts them; the request schema enforces it. */
 export const MAX_MARKDOWN_LENGTH = 1_048_576
 
-/**
- * markdown-it's `maxNesting`: keeps each line's cost linear in its depth. Containers that would reach it
- * become text (deep-containers.ts), so no input is dropped (docs/decisions.md, "Markdown").
- */
+/** markdown-it's `maxNesting`, keeping each line's cost linear; deeper containers become text (deep-containers.ts). */
 export const MAX_NESTING = 20
 
 export { MAX_BLOCKQUOTE_DEPTH } from './deep-quotes.js'
@@ -75,10 +69,7 @@ function tildeRunsAsText (state: StateInline, silent: boolean): boolean {
   return true
 }
 
-/**
- * markdown-it leaves escapes and entities (`text_special`) out of alt text: `![a&amp;b](u)` would get `alt="ab"`,
- * not CommonMark's `alt="a&amp;b"`.
- */
+/** markdown-it leaves escapes and entities out of alt text (`![a&amp;b](u)` gets `alt="ab"`), unlike CommonMark. */
 function keepEscapesInAltText (renderImage: RendererRule): RendererRule {
   const escapesAsText = (tokens: Token[]): void => {
     for (const token of tokens) {
@@ -157,7 +148,7 @@ function createRenderer (features: MarkdownFeatures): MarkdownIt {
   return md
 }
 
-/** One per feature combination (eight), indexed by their bits: a template-string key cost microseconds a render. */
+/** One per feature combination (eight), indexed by their bits: cheaper than a string key each render. */
 const renderers: Array<MarkdownIt | undefined> = []
 
 function rendererFor (features: MarkdownFeatures): MarkdownIt {
@@ -165,10 +156,7 @@ function rendererFor (features: MarkdownFeatures): MarkdownIt {
   return (renderers[index] ??= createRenderer(features))
 }
 
-/**
- * What of `features` the document can use: formulas need a `$` or a fence (```` ```math ````), highlighting a
- * fence, raw HTML a `<`. A renderer without the rest writes the same HTML at less cost (issue #56).
- */
+/** What of `features` the document can use: math needs `$` or a fence, highlighting a fence, raw HTML a `<`. */
 export function featuresUsedBy (source: string, features: MarkdownFeatures): MarkdownFeatures {
   const fenced = source.includes('```') || source.includes('~~~')
   const math = features.math && (fenced || source.includes('$'))

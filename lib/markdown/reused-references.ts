@@ -1,17 +1,11 @@
 import type MarkdownIt from 'markdown-it'
 import type { RendererRule, Token } from 'markdown-it'
 
-/**
- * Link and image attributes (href, src, title) may total this many times the source length.
- * A reference definition can be used any number of times, each use copying its URL and title
- * (`[r]: /<500 KB>` then `[r][r][r]…`): 1 MiB of it is more HTML than a string can hold. Past the
- * budget, links and images keep only their text.
- */
+/** Link and image attributes may total this many times the source: a reference reused copies its URL each time. */
 export const LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR = 10
 
 const LINK_ATTRIBUTES = new Set(['href', 'src', 'title'])
 
-/** What a render has left, kept in markdown-it's per-render `env`. */
 interface LinkAttributeBudget { linkAttributeCharsLeft: number }
 
 /** Charges a link's or an image's attributes to the budget; once it is spent, strips them. */
@@ -23,10 +17,7 @@ function charge (token: Token, budget: LinkAttributeBudget): void {
   if (budget.linkAttributeCharsLeft < 0) token.attrs = token.attrs.filter(([name]) => !LINK_ATTRIBUTES.has(name))
 }
 
-/**
- * Counted where the HTML is written: the renderer rules of links and images run once per link or
- * image, so a document without them pays nothing.
- */
+/** Counted in the link and image renderer rules, so a document without them pays nothing. */
 export function budgetReusedReferences (md: MarkdownIt): void {
   md.core.ruler.push('budget_reused_references', (state) => {
     (state.env as LinkAttributeBudget).linkAttributeCharsLeft = state.src.length * LINK_ATTRIBUTE_BUDGET_PER_SOURCE_CHAR

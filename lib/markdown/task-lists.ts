@@ -1,8 +1,4 @@
-/**
- * GFM's task list items (spec 0.29, "Task list items (extension)"): a list item whose first
- * paragraph begins with `[ ]`, `[x]` or `[X]` and whitespace begins with a disabled checkbox,
- * ticked for `x`. In any list, in block quotes too.
- */
+/** GFM's task list items (spec 0.29): `[ ]`, `[x]` or `[X]` and whitespace opening an item's first paragraph. */
 import type MarkdownIt from 'markdown-it'
 import type { StateCore } from 'markdown-it'
 import { ownMarkAttribute } from './raw-html.js'

@@ -3,12 +3,7 @@ import type { StateBlock } from 'markdown-it'
 
 export type BlockRule = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean
 
-/**
- * Replaces markdown-it's block rule `name` by `wrap(original)`, through the public ruler: the
- * ruler hands out its active rule functions (`getRules`), which carry markdown-it's rule names.
- * `alt` lists the rules the replacement may interrupt, as markdown-it's own declaration does.
- * The replacement carries the name too, so that a rule can be wrapped again.
- */
+/** Replaces block rule `name` by `wrap(original)`, interrupting `alt`; the name is kept, so it can be wrapped again. */
 export function wrapBlockRule (
   md: MarkdownIt,
   name: string,

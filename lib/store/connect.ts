@@ -17,7 +17,7 @@ import type { Database } from './schema.js'
 import { isDependencyUnavailable } from './unavailable.js'
 
 type Pg = typeof import('pg')
-/** Loaded only for a server database: an embedded one does not carry the client (~15 MB). */
+/** Loaded only for a server database: an embedded one does not carry the client. */
 const loadPg = (): Pg => createRequire(import.meta.url)('pg') as Pg
 
 export type Dialect = 'sqlite' | 'postgres'
@@ -82,10 +82,7 @@ const SQLITE_BUSY_TIMEOUT_MS = 5
 /** Distinct statements kept prepared; the hot ones are a handful. */
 const PREPARED_STATEMENTS = 100
 
-/**
- * Prepares once per SQL text: Kysely's SQLite driver prepares every query anew, costlier than running a request's
- * small queries. better-sqlite3 runs synchronously, so one statement serves every query of its text.
- */
+/** Prepares once per SQL text (Kysely prepares each query anew); synchronous better-sqlite3 lets one serve them all. */
 function reusingStatements (database: BetterSqlite3.Database): SqliteDatabase {
   // A statement never goes stale (SQLite prepares it again itself after a schema change): no TTL.
   const prepared = new LRUCache<string, BetterSqlite3.Statement>({ max: PREPARED_STATEMENTS })

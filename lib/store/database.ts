@@ -108,7 +108,7 @@ const toRow = (user: NewUser, now: number) => ({
   created_at: now
 })
 
-/** Anchor steps per loop turn: SQLite steps run synchronously; unyielded, 1,000,000 users hold the loop ~0.1 s. */
+/** Anchor steps per loop turn: SQLite steps run synchronously, and unyielded would hold the event loop. */
 export const ANCHOR_STEPS_PER_TURN = 16
 
 function isUniqueViolation (error: unknown): boolean {
@@ -185,7 +185,7 @@ export class Database {
 
   private async readCounters (): Promise<CountersRow | undefined> {
     const { sqlite } = this.connection
-    // Embedded, the read takes microseconds and Kysely's queue around it several times that.
+    // Embedded, Kysely's queue around the read costs several times the read.
     if (sqlite !== undefined) {
       this.countersStatement ??= sqlite.prepare(this.countersQuery.sql)
       return this.countersStatement.get(...this.countersQuery.parameters)
@@ -201,10 +201,7 @@ export class Database {
     return (await this.pageFrom(0, offset, limit)).users
   }
 
-  /**
-   * Users in `id` order from `firstId`, with the count and members version they were read with: one statement, so
-   * one snapshot on either database (the counters join the page, which may be empty).
-   */
+  /** Users in `id` order from `firstId` with the count and members version, in one statement: one snapshot. */
   async pageFrom (firstId: number, skip: number, limit: number): Promise<DirectoryPage> {
     const page = this.db.selectFrom('users').select(directoryColumns)
       .where('id', '>=', firstId).orderBy('id').limit(limit).offset(skip).as('page')

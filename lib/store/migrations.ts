@@ -101,8 +101,7 @@ const userStatsOnPostgres: Migration = {
 // rollout; one started afterwards refuses, not knowing 0003 (docs/operations.md, "Upgrade").
 const keepOldName = sql`create view user_stats as select * from user_counters`
 
-// SQLite rewrites the triggers' references itself. Own transaction, as above; an unrecorded earlier run has renamed
-// the table already.
+// SQLite rewrites the triggers' references itself. Own transaction; an unrecorded earlier run renamed the table.
 const userCountersOnSqlite: Migration = {
   async up (db: Kysely<any>) {
     await db.transaction().execute(async (trx) => {
@@ -138,10 +137,9 @@ const userCountersOnPostgres: Migration = {
   }
 }
 
-// 0004: a row per login. Ending a session (ended_at set once) moves sessions_version in the same transaction, so
-// replicas cache open sessions only while it holds. A password change or removal ends open sessions by trigger,
-// whoever makes it (expired ones are left to pruning, so each counts its real cause). Pruning
-// (lib/auth/session-pruner.ts) moves no version: those sessions were already refused.
+// 0004: a row per login. Ending one (ended_at, set once) moves sessions_version in the same transaction, so replicas
+// cache open sessions only while it holds. A password change or removal ends open sessions by trigger, whoever makes
+// it; expired ones are left to pruning, which moves no version (those sessions were already refused).
 const createSessions = async (db: Kysely<any>): Promise<void> => {
   await db.schema.createTable('sessions')
     .addColumn('id', 'text', (col) => col.primaryKey())

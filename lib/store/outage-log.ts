@@ -1,17 +1,11 @@
 import { unavailabilityReason } from './unavailable.js'
 
-/** The two levels it writes at, as pino (and Fastify's logger) has them. */
 export interface OutageLogger {
   warn: (fields: object, message: string) => void
   info: (fields: object, message: string) => void
 }
 
-/**
- * Says that a store (the login throttle's, the fair-share counts') is away without a line per
- * failure: a replica sees one failure per login, sync or reconnection attempt. The first failure
- * is logged at once, then at most one line per interval with the failures seen since the last
- * line, and one line when it is back.
- */
+/** A store is away: its first failure at once, then one line per interval with the failures since, and on return. */
 export class StoreOutageLog {
   private failuresSinceLastLine = 0
   /** When the outage's first and latest lines were logged; undefined while the store answers. */
@@ -30,7 +24,7 @@ export class StoreOutageLog {
     const time = this.now()
     if (this.outage !== undefined && time - this.outage.lastLineAt < this.intervalMs) return
     this.outage = { startedAt: this.outage?.startedAt ?? time, lastLineAt: time }
-    // The failure's code and message, no stack: a line that an operator reads, the same at every reconnection (#59).
+    // The failure's code and message, no stack: a line an operator reads, the same at every reconnection.
     this.log.warn(
       { reason: unavailabilityReason(error), failuresSinceLastLine: this.failuresSinceLastLine },
       `${this.store} unavailable`

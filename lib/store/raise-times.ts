@@ -11,10 +11,7 @@ export interface BatchedTime {
   keyType: 'bigint' | 'text'
 }
 
-/**
- * Raises `column` of many rows (id → UNIX ms) in one statement; a time never moves back, so a
- * slower replica writing an earlier time changes nothing. Ids with no row are passed over.
- */
+/** Raises `column` of many rows (id → UNIX ms) in one statement; never back, so a slower replica changes nothing. */
 export async function raiseTimes<K extends number | string> (
   db: Kysely<Database>, dialect: Dialect, target: BatchedTime, seen: ReadonlyMap<K, number>
 ): Promise<void> {

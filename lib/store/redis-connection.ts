@@ -3,9 +3,8 @@ import type { Redis, RedisOptions } from 'ioredis'
 import type { StoreOutageLog } from './outage-log.js'
 
 /**
- * For stores of counts (failed logins, the fair share): no offline queue, so with Redis down a command fails at once
- * instead of hanging; a stalled command fails after commandTimeout but may still run later, hence each login
- * attempt's own id (lib/auth/failure-counter.ts).
+ * For stores of counts: no offline queue, so with Redis down a command fails at once instead of hanging; a stalled
+ * command fails after commandTimeout but may still run, hence each login attempt's own id (failure-counter.ts).
  */
 export const REDIS_CLIENT_OPTIONS = {
   maxRetriesPerRequest: 1,
@@ -17,7 +16,7 @@ export const REDIS_CLIENT_OPTIONS = {
 
 /** The replica's one Redis client (plugins/app/redis.ts), shared by every store of counts. */
 export function connectRedis (url: string): Redis {
-  // Loaded only when configured: a replica without Redis does not carry the client (~15 MB).
+  // Loaded only when configured: a replica without Redis does not carry the client.
   // Required, not imported: OpenTelemetry's ioredis instrumentation (plugins/external/tracing.ts) sees require.
   const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis')
   return new Redis(url, REDIS_CLIENT_OPTIONS)

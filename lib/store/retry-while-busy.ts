@@ -1,32 +1,22 @@
 import { setTimeout as pause } from 'node:timers/promises'
 
-/**
- * How long an operation waits for a lock another process holds (the CLI's `user seed`, a backup)
- * before it fails and its request answers 503.
- */
+/** How long an operation waits for another process's lock (the CLI's `user seed`, a backup) before a 503. */
 export const LOCK_WAIT_MS = 1000
 
 const FIRST_PAUSE_MS = 2
 const LONGEST_PAUSE_MS = 50
 
-/**
- * SQLite's answer when another connection holds the lock a statement needs (SQLITE_BUSY and its
- * extended codes, such as SQLITE_BUSY_SNAPSHOT).
- */
+/** SQLITE_BUSY and its extended codes (SQLITE_BUSY_SNAPSHOT): another connection holds the lock. */
 export function isSqliteBusy (error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'))
 }
 
 /**
- * Runs `operation`, and again while SQLite answers busy, pausing on a timer between attempts
- * until `waitMs` have passed; then the last busy error is thrown. SQLite's own wait is
- * synchronous and stalls every request, so it is kept to a few ms (connect.ts) and the longer
- * wait happens here, where the event loop keeps turning.
- *
- * Each attempt starts `operation` from its beginning: it must be a whole unit of work, one
- * autocommit statement or a whole transaction, never a statement inside a transaction (a
- * transaction that met SQLITE_BUSY_SNAPSHOT can only succeed from its start).
+ * Runs `operation`, again while SQLite answers busy, pausing on a timer until `waitMs` have passed; then throws the
+ * last busy error. SQLite's own wait stalls every request, so it is kept to a few ms (connect.ts) and the wait is here.
+ * `operation` must be a whole unit of work (one autocommit statement or a whole transaction), never a statement inside
+ * a transaction: one that met SQLITE_BUSY_SNAPSHOT can only succeed from its start.
  */
 export async function retryWhileBusy<T> (operation: () => Promise<T>, waitMs = LOCK_WAIT_MS): Promise<T> {
   const giveUpAt = performance.now() + waitMs

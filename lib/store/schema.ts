@@ -1,6 +1,6 @@
 import type { Generated } from 'kysely'
 
-/** The tables as Kysely sees them. Times are UNIX milliseconds; dates are `YYYY-MM-DD` text. */
+/** The tables as Kysely sees them. Times are UNIX ms, dates `YYYY-MM-DD`; PostgreSQL returns BIGINT as a string. */
 export interface UsersTable {
   id: Generated<number>
   username: string
@@ -11,18 +11,13 @@ export interface UsersTable {
   short_desc: string
   /** Raised by a password change; tokens carry the version they were issued under. */
   token_version: Generated<number>
-  /** PostgreSQL returns BIGINT as a string, SQLite as a number. */
   last_seen_at: number | string | null
   created_at: number | string
 }
 
-/**
- * One row (id 1) of counters that triggers on users move in the same transaction as each change:
- * see migrations 0002_user_stats and 0003_user_counters.
- */
+/** One row (id 1) of counters that triggers on users move with each change (migrations 0002, 0003). */
 export interface UserCountersTable {
   id: number
-  /** PostgreSQL returns BIGINT as a string, SQLite as a number. */
   user_count: number | string
   members_version: number | string
   credentials_version: number | string
@@ -34,9 +29,8 @@ export interface UserCountersTable {
 export type SessionEndCause = 'logout' | 'password' | 'removal' | 'operator'
 
 /**
- * One row per login (0004_sessions). Its id is random, and travels only inside the tokens of the
- * session (their `sid` claim). No foreign key: a user's removal ends their sessions by trigger,
- * so the pruner still counts them by cause.
+ * One row per login (0004_sessions); its random id travels only inside the session's tokens (`sid`). No foreign key:
+ * a user's removal ends their sessions by trigger, so the pruner still counts them by cause.
  */
 export interface SessionsTable {
   id: string

@@ -93,10 +93,7 @@ export class SessionStore {
     )
   }
 
-  /**
-   * Deletes up to `limit` ended, then expired, sessions; returns their causes. Short statements let the caller yield
-   * between batches; on PostgreSQL, concurrent replicas skip each other's rows instead of waiting.
-   */
+  /** Deletes up to `limit` ended, then expired, sessions; their causes. PostgreSQL replicas skip each other's rows. */
   async pruneSome (now: number, limit: number): Promise<PrunedCause[]> {
     const ended = await this.deleteSome(limit)
     const causes: PrunedCause[] = ended.map((row) => row.end_cause ?? 'expiry')

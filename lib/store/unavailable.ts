@@ -1,20 +1,14 @@
 import { isSqliteBusy } from './retry-while-busy.js'
 
-/**
- * Failures that mean a dependency (the database, Redis) cannot be reached or answer right now,
- * as opposed to a bug: the request may be retried, so they answer 503, never 500.
- */
+/** A dependency (the database, Redis) cannot answer right now, not a bug: retryable, so 503, never 500. */
 const UNAVAILABLE_CODES = new Set([
   // SQLite: a lock held past the wait (SQLITE_BUSY and its extended codes: isSqliteBusy).
   'SQLITE_LOCKED',
-  // The network.
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
-  // PostgreSQL shutting down or restarting, or out of connections; a statement it aborted to
-  // break a deadlock or a serialization conflict, which a retry completes.
+  // PostgreSQL stopping or out of connections; a deadlock or serialization abort, which a retry completes.
   '57P01', '57P02', '57P03', '53300', '40P01', '40001'
 ])
 
-/** node-postgres reports a lost or unreachable server with these messages and no code. */
 const PG_CONNECTION_FAILURES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/
 
 /** node-postgres's own report of a server it could not reach or that stopped answering (no code). */

@@ -1,7 +1,6 @@
 /**
- * Sun events for a place and a local mean solar day. The Sun's geocentric position is observer-independent: computed
- * with astronomy-engine once per UTC midnight, cached and interpolated. Each event is then an analytic hour-angle
- * guess refined by Newton steps, a few dozen trigonometric calls instead of engine searches (docs/decisions.md).
+ * Sun events for a place and a local mean solar day: the Sun's position, computed once per UTC midnight, cached and
+ * interpolated; each event an analytic guess refined by Newton steps, not engine searches (docs/decisions.md).
  */
 import { createRequire } from 'node:module'
 import { LRUCache } from 'lru-cache'
@@ -38,7 +37,6 @@ export interface SunEvents {
 /** Where the Sun's centre spends the day relative to a pair's altitude; `crosses`: a pair's event is in the day. */
 export type AltitudeSpan = 'above' | 'below' | 'crosses'
 
-/** For each pair of events, where the Sun spends the day relative to its altitude. */
 export interface SunDay {
   sunrise_sunset: AltitudeSpan
   civil_twilight: AltitudeSpan
@@ -82,7 +80,7 @@ const MEAN_SOLAR_RATE = TWO_PI / SECONDS_PER_DAY
 const UNIX_AT_J2000 = 946_728_000
 const EARTH_EQUATORIAL_RADIUS_KM = 6378.1366
 
-/** Small, so a request for an uncached day costs only about 0.2 ms of astronomy-engine. */
+/** Small, so an uncached day costs little (docs/performance.md, "The sun route: where each microsecond goes"). */
 const DAYS_PER_BLOCK = 8
 /** ≈ 359 years of days, about 5 MB: far more than real traffic needs. */
 const MAX_CACHED_BLOCKS = 16_384
@@ -106,10 +104,7 @@ function wrapToPi (angle: number): number {
   return angle - TWO_PI * Math.round(angle / TWO_PI)
 }
 
-/**
- * The local mean solar day at `longitude` (degrees east) containing `timestamp`; local mean midnight starts a day.
- * ±180 give the same day: one meridian.
- */
+/** The local mean solar day at `longitude` (degrees east) containing `timestamp`; ±180 give the same day. */
 export function localMeanDay (timestamp: number, longitude: number): LocalMeanDay {
   let offset = longitude * SECONDS_PER_DEGREE_OF_LONGITUDE
   const wholeOffset = Math.round(offset)
@@ -117,8 +112,6 @@ export function localMeanDay (timestamp: number, longitude: number): LocalMeanDa
   const start = Math.floor((timestamp + offset) / SECONDS_PER_DAY) * SECONDS_PER_DAY - offset
   return { start, end: start + SECONDS_PER_DAY }
 }
-
-// --- Shared solar ephemeris: one node per UTC midnight, computed once per block of days.
 
 /**
  * The Sun at 0h UT of day `dayNumber` (since 1970) as three smooth values: declination, equation-of-time angle E
@@ -162,12 +155,7 @@ function readNodes (firstDay: number, count: number, into: Float64Array): void {
 /** Scratch for the nodes around one request; requests run one at a time on the event loop. */
 const windowNodes = new Float64Array(NODES_PER_WINDOW * VALUES_PER_NODE)
 
-// --- The Sun seen from one place over a few days.
-
-/**
- * The degree-5 polynomial through values at u = −1 … 4 (Newton forward form). Declination and equation of time vary
- * over a month or more, so the error stays below a milli-arcsecond.
- */
+/** Degree-5 Newton polynomial through u = −1 … 4: these values vary over a month or more, so its error < 1 mas. */
 class QuinticThroughDailyNodes {
   private readonly c0: number
   private readonly c1: number
@@ -206,10 +194,7 @@ class QuinticThroughDailyNodes {
   }
 }
 
-/**
- * The Sun's altitude from one place at `x` seconds after `origin` (0h UT of the local day's first UTC day), as its
- * sine: monotonic in the altitude, with no inverse trigonometry per evaluation.
- */
+/** The Sun's altitude at `x` s after `origin` (0h UT of the day's first UTC day), as its sine: no inverse trig. */
 class SunOverPlace {
   readonly origin: number
   private readonly sinLatitude: number
@@ -315,7 +300,6 @@ class SunOverPlace {
     return Math.sin(altitude + this.parallax * Math.cos(altitude))
   }
 
-  /** sin h(x) − level. */
   excess (x: number, level: number): number {
     this.evaluate(x)
     return this.altitudeSine - level
@@ -380,10 +364,7 @@ function declinationAt (sun: SunOverPlace, x: number): number {
   return sun.declinationValue
 }
 
-/**
- * The altitude peaks near transit and bottoms out near the lower culminations, which may fall just inside the day;
- * between those turning points it is monotonic.
- */
+/** The altitude is monotonic between its peak near transit and the lower culminations, maybe just inside the day. */
 function dayShape (sun: SunOverPlace, start: number, end: number): DayShape {
   const halfDay = SECONDS_PER_DAY / 2
   const transit = sun.timeOfHourAngle(0, start + halfDay)

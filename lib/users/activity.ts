@@ -1,9 +1,4 @@
-/**
- * Activity (of a user: a login, a refresh, an authenticated request; of a session: its use),
- * written to the database at most once per interval per key and in one statement per interval
- * for all of them, instead of a write on every request. What is not written yet is still known
- * here, so this replica's own answers are exact; other replicas see it within two intervals.
- */
+/** Activity written at most once per interval per key, in one statement per interval; other replicas see it in two. */
 export class ActivityRecorder<K = number> {
   /** Activity not written yet: key → UNIX ms. */
   private pending = new Map<K, number>()

@@ -16,9 +16,8 @@ export interface ToldCounters {
 }
 
 /**
- * Users as requests need them, each cache valid only while the store's change counter it depends on holds
- * (docs/decisions.md, "Fast without giving up revocation"). Each request takes the counters first: from the
- * database's feed while live (PostgreSQL), else one read per burst of requests.
+ * Users as requests need them, each cache valid while the change counter it depends on holds (docs/decisions.md,
+ * "Fast without giving up revocation"); the counters from the feed while live, else one read per burst.
  */
 export class CachedUsers {
   private counters: UserCounters | undefined
@@ -35,9 +34,8 @@ export class CachedUsers {
 
   /**
    * Call first in each request. The calls of one event-loop turn share the counters taken after all of them
-   * (setImmediate): told by the feed, or one read. Each answer still sees every change committed before its request
-   * was sent, and the turn's answers are written together, which costs a third less CPU an answer at 32 connections
-   * than writing each as its request is read (docs/performance.md, "PostgreSQL as cheap as SQLite").
+   * (setImmediate): each still sees every change committed before its request was sent, and the turn's answers are
+   * written together (docs/performance.md, "PostgreSQL as cheap as SQLite").
    */
   async latestCounters (): Promise<UserCounters> {
     this.nextRead ??= new Promise<void>((resolve) => { setImmediate(resolve) }).then(async () => {

@@ -27,10 +27,7 @@ function demoUser (i: number, passwordHash: string): NewUser {
   }
 }
 
-/**
- * Fills an empty database with demo users, all with the demo password, so that a new
- * checkout has someone to log in as and enough users to page through. Returns how many it made.
- */
+/** Fills an empty database with demo users sharing the demo password; returns how many it made. */
 export async function ensureDemoUsers (store: Database): Promise<number> {
   if (await store.count() > 0) return 0
   // One hash for all: they share the published demo password, and each argon2 hash takes 19 MiB.

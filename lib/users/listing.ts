@@ -1,7 +1,4 @@
-/**
- * Whole years from a birthdate (YYYY-MM-DD) to `today` (UTC), for many birthdates: `today` is
- * taken apart once, and 'MM-DD' strings compare as the dates do.
- */
+/** Whole years from a birthdate (YYYY-MM-DD) to `today` (UTC); `today` is taken apart once for many birthdates. */
 export function agesOn (today: Date): (birthdate: string) => number {
   const year = today.getUTCFullYear()
   const monthDay = `${String(today.getUTCMonth() + 1).padStart(2, '0')}-${String(today.getUTCDate()).padStart(2, '0')}`
@@ -22,10 +19,7 @@ export function totalPages (total: number, perPage: number): number {
   return Math.ceil(total / perPage)
 }
 
-/**
- * The pages a list links to: the first, the last, and every page within `radius` of the
- * current one, ascending and without repeats, so the list stays short for any number of users.
- */
+/** The first, the last, and every page within `radius` of the current one, ascending: short for any number of users. */
 export function linkedPages (current: number, lastPage: number, radius = 5): number[] {
   const pages = new Set<number>([1])
   if (lastPage >= 1) pages.add(lastPage)

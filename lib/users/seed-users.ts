@@ -23,10 +23,7 @@ const ROLES = [
 
 const pick = <T>(list: readonly T[], n: number): T => list[n % list.length] as T
 
-/**
- * The n-th seeded user of a run: plausible and varied (a deterministic mix of n, so that runs are
- * repeatable), aged 18 to 87, with a username no other run and no person can have.
- */
+/** The n-th seeded user of a run: plausible, varied and repeatable, aged 18 to 87, its username unique to the run. */
 export function seedUser (n: number, run: string, passwordHash: string): NewUser {
   const mix = Math.imul(n + 1, 2654435761) >>> 0
   const first = pick(FIRST_NAMES, mix)

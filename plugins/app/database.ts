@@ -12,10 +12,7 @@ export interface DatabasePluginOptions {
   databaseUrl: string
 }
 
-/**
- * Opens the database (users, sessions, the change counters, the pool and, on PostgreSQL, the counters feed), brings
- * its schema up to date before the app is ready, closes it last.
- */
+/** Opens the database, brings its schema up to date before the app is ready, and closes it last. */
 export default fp(async function database (fastify: FastifyInstance, options: DatabasePluginOptions) {
   const opened = Database.open(options.databaseUrl)
   fastify.decorate('database', opened)

@@ -12,10 +12,7 @@ export interface DrainOptions {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /**
-     * Out of rotation: `/health/ready` answers 503, requests are still served. Resolves after the drain delay, once
-     * a balancer watching readiness has stopped sending work; then close the app.
-     */
+    /** Out of rotation: readiness answers 503, requests still served; resolves after the drain delay, then close. */
     drain: () => Promise<void>
     /** True once `drain()` was called or the app began to close. */
     readonly draining: boolean

@@ -41,7 +41,6 @@ declare module 'fastify' {
 }
 
 export interface FairShare {
-  /** Refusals since start, by route and policy, for the metrics. */
   refusals: () => Iterable<{ route: string, policy: string, count: number }>
 }
 
@@ -59,10 +58,7 @@ export interface FairShareOptions {
   syncIntervalMs?: number
 }
 
-/**
- * A Markdown request charged in onRequest; a render place if its declared size needs one, else
- * perhaps in preHandler.
- */
+/** A Markdown request charged in onRequest; a render place then if its declared size needs one, else perhaps later. */
 interface LimitedDocument { readonly client: string, readonly bytes: number, place: RenderPlace | null }
 
 export const POLICY_NAMES = {
@@ -71,7 +67,7 @@ export const POLICY_NAMES = {
   markdownRenders: 'markdown-renders'
 } as const
 
-/** Per policy and replica, least recently seen forgotten first (about 200 bytes each). */
+/** Per policy and replica, least recently seen forgotten first. */
 const MAX_CLIENTS = 100_000
 const DEFAULT_SYNC_INTERVAL_MS = 100
 /** Without a sync answered for this long, the shared totals stop counting and this replica's own decide. */
@@ -80,9 +76,8 @@ export const REDIS_KEY_PREFIX = 'meridian:fair-share:'
 /** A cell costs what ordinary Markdown of the same render time would (docs/decisions.md, "Fair share"). */
 const BYTES_PER_TABLE_CELL = 4
 /**
- * A JSON string spends at most 6 bytes on a character (`\u0000`), and the body's braces and key a few more: a body
- * past this holds more than MAX_EVENT_LOOP_RENDER_LENGTH characters (whitespace around them aside). Bytes are not
- * characters: 3,010 CJK characters are 9,045 bytes and render on the event loop.
+ * A JSON string spends at most 6 bytes a character (`\u0000`), plus braces and key: a longer body holds more than
+ * MAX_EVENT_LOOP_RENDER_LENGTH characters. Fewer bytes prove nothing: CJK takes 3 bytes a character.
  */
 const CERTAINLY_THREADED_BYTES = MAX_EVENT_LOOP_RENDER_LENGTH * 6 + 64
 /** Retry-After when over the renders at once: a render takes up to seconds. */
@@ -129,10 +124,7 @@ function clientResolver (exempt: readonly string[]): (request: FastifyRequest) =
   }
 }
 
-/**
- * Refusals since start by route and policy, for the metrics; at most one warn line per client per
- * interval, with the refusals since.
- */
+/** Refusals since start by route and policy, for the metrics; at most one warn line per client per interval. */
 class Refusals {
   readonly #counts = new Map<string, { route: string, policy: string, count: number }>()
   readonly #lastLines = new LRUCache<string, { at: number, refusedSince: number }>({ max: 10_000 })
@@ -162,7 +154,6 @@ class Refusals {
   }
 }
 
-/** What every hook of one fair share reads: its options, counters and render places. */
 interface Limits {
   readonly options: FairShareOptions
   readonly requests: QuotaCounter
@@ -274,10 +265,7 @@ function requestLimit (limits: Limits): onRequestHookHandler {
   }
 }
 
-/**
- * `onRequest` of the Markdown route, before its body is read: a request, the declared bytes, and a render place if
- * the body must hold more characters than the event loop renders.
- */
+/** `onRequest` of the Markdown route, before its body is read: a request, the declared bytes, maybe a render place. */
 function documentLimit (limits: Limits): onRequestHookHandler {
   const { options, requests, markdownBytes, places } = limits
   const rateLimit = (requestsLeft: Standing, bytesLeft: Standing, rendersLeft: number): string => [
@@ -332,10 +320,7 @@ function documentLimit (limits: Limits): onRequestHookHandler {
   }
 }
 
-/**
- * `preHandler` of the Markdown route, its body read: a small padded table may need a thread (docs/decisions.md,
- * "Fair share"), and takes a place, charged by its cells.
- */
+/** `preHandler` of the Markdown route: a small padded table may need a thread, and takes a place charged by cells. */
 function tableLimit (limits: Limits): preHandlerHookHandler {
   const { options, markdownBytes, places } = limits
   return function limitTableDocument (request, reply, done) {
@@ -374,10 +359,7 @@ function placeRelease (limits: Limits): onSendHookHandler {
   }
 }
 
-/**
- * Each client's fair share of the API (docs/decisions.md, "Fair share"), decided in `onRequest`, before the body
- * is read: this wires the hooks above into every API route by its `config.fairShare`.
- */
+/** Each client's fair share (docs/decisions.md, "Fair share"): the hooks above on each route by `config.fairShare`. */
 export default fp(async function fairShare (fastify: FastifyInstance, options: FairShareOptions) {
   const limits = limitsFor(options, fastify.log)
   if (options.redis !== undefined) {

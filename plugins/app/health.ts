@@ -16,10 +16,7 @@ async function unreadiness (fastify: FastifyInstance): Promise<{ message: string
   return undefined
 }
 
-/**
- * Probes for the orchestrator: live while the process runs, ready while the database answers
- * and the replica is not draining for a shutdown.
- */
+/** Probes for the orchestrator: live while the process runs, ready while the database answers and not draining. */
 export default fp(async function health (fastify: FastifyInstance) {
   fastify.get('/health/live', {
     schema: {
@@ -29,8 +26,7 @@ export default fp(async function health (fastify: FastifyInstance) {
       summary: 'The process runs',
       response: { 200: ref(Status), ...errorResponses([400, 500]) }
     },
-    // A stalled event loop is overload, not death: liveness must not tell the orchestrator
-    // to restart a process that is merely busy (under-pressure lets the request through).
+    // A stalled event loop is overload, not death: liveness must not get a merely busy process restarted.
     config: { pressureHandler: () => undefined }
   }, async () => ({ status: 'ok' as const }))
 
@@ -45,7 +41,7 @@ export default fp(async function health (fastify: FastifyInstance) {
   }, async (request) => {
     const reason = await unreadiness(fastify)
     if (reason !== undefined) {
-      // The error's code and message, no stack: a probe every few seconds for as long as the database is away (#59).
+      // The error's code and message, no stack: a probe every few seconds for as long as the database is away.
       if (reason.error !== undefined) {
         request.log.warn({ reason: unavailabilityReason(reason.error) }, 'database not ready')
       }
@@ -54,8 +50,7 @@ export default fp(async function health (fastify: FastifyInstance) {
     return { status: 'ok' as const }
   })
 
-  // The same answer for Prometheus, which asks on its own schedule: an alert on a replica that
-  // stays unready does not depend on an orchestrator probing it.
+  // The same answer for Prometheus, so an alert on a replica that stays unready needs no orchestrator probing it.
   new Gauge({
     name: 'meridian_ready',
     help: 'Whether /health/ready would answer 200 (1) or 503 (0): the database answers and the replica is not draining',

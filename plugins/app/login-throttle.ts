@@ -15,11 +15,8 @@ import {
 } from '../../lib/auth/failure-counter.js'
 
 export interface LoginThrottleOptions {
-  /** Per window (LOGIN_MAX_FAILURES_PER_USER). */
   maxFailuresPerUsername: number
-  /** Per window (LOGIN_MAX_FAILURES_PER_ADDRESS). */
   maxFailuresPerAddress: number
-  /** LOGIN_FAILURE_WINDOW. */
   windowSeconds: number
 }
 
@@ -51,9 +48,8 @@ const usernameKey = (username: string) => `user:${username.toLowerCase()}`
 const addressKey = (request: FastifyRequest) => `addr:${request.ip}`
 
 /**
- * Throttles failed logins per username and per client address, which @fastify/rate-limit (counting every request)
- * cannot. Each attempt is counted under its own id before its password check and given back by that id, even if
- * the store ran the count late (docs/decisions.md, "Login").
+ * Failed logins per username and per address, which @fastify/rate-limit (counting every request) cannot. Each attempt
+ * is counted under its own id and given back by that id, even if the store ran the count late (docs/decisions.md).
  */
 export default fp(async function loginThrottle (fastify: FastifyInstance, options: LoginThrottleOptions) {
   const limits = options

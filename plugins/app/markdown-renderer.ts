@@ -16,10 +16,7 @@ declare module 'fastify' {
 }
 
 export interface MarkdownRenderer {
-  /**
-   * lib/markdown/render.ts's HTML, as the route answers it: small documents at once, others in a
-   * thread; 503 while too much is waiting.
-   */
+  /** render.ts's HTML as the route answers it: small documents at once, others in a thread; 503 while too full. */
   render: (source: string) => Promise<RenderedMarkdown>
   /** What is waiting or rendering now, for the metrics. */
   load: () => { pendingCharacters: number, queuedRenders: number }
@@ -28,16 +25,10 @@ export interface MarkdownRenderer {
 /** Markdown characters waiting or rendering at once, across requests: bounds the memory they hold and the wait. */
 const MAX_PENDING_MARKDOWN_LENGTH = 8 * 1_048_576
 
-/**
- * Old-generation heap of each render thread. Past it the thread dies (500, and a new thread takes
- * the queue), not the process.
- */
+/** Old-generation heap of each render thread: past it the thread dies (a 500), not the process. */
 const RENDER_THREAD_HEAP_MB = 1024
 
-/**
- * Young generation of each render thread, above V8's default: a long paragraph keeps its inline tokens
- * alive until it is rendered, and collecting them less often is faster (docs/performance.md, "Render threads").
- */
+/** Above V8's default: a long paragraph keeps its tokens until rendered (docs/performance.md, "Render threads"). */
 const RENDER_THREAD_YOUNG_GENERATION_MB = 128
 
 /** One thread fewer than the cores, so that a long render never takes the event loop's core. */
@@ -49,21 +40,15 @@ const RENDER_THREAD_IDLE_MS = 10_000
 export interface MarkdownRendererOptions {
   /** What a render does beyond GFM (MARKDOWN_RAW_HTML, MARKDOWN_HIGHLIGHT, MARKDOWN_MATH); all of it by default. */
   features?: MarkdownFeatures
-  /** Render threads; by default RENDER_THREADS. */
   threads?: number
-  /** By default MAX_PENDING_MARKDOWN_LENGTH. */
   maxPendingLength?: number
-  /** By default RENDER_THREAD_HEAP_MB. */
   threadHeapMb?: number
 }
 
 // The worker module, in lib/markdown/: .ts when run through tsx, .js once compiled.
 const workerFile = new URL(`../../lib/markdown/render-task${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
-/**
- * Renders large Markdown in worker threads, so that a 1 MiB input never stalls the other routes or
- * trips the event-loop check; small documents, whose render takes less than the hand-off, on the event loop.
- */
+/** Large Markdown renders in threads, so no input stalls other routes; small documents on the event loop. */
 export default fp(async function markdownRenderer (fastify: FastifyInstance, options: MarkdownRendererOptions) {
   const {
     features = DEFAULT_MARKDOWN_FEATURES,
@@ -83,9 +68,8 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
   })
   let pendingLength = 0
   const inFlight = new Set<Promise<Uint8Array>>()
-  // Piscina replaces a thread that died (a render past its heap) only up to minThreads, 0 here:
-  // a render queued behind it would wait for the next large document. Asking for an empty
-  // render starts a thread, which takes the queue in order.
+  // Piscina replaces a dead thread only up to minThreads (0): a render queued behind it would wait for the next large
+  // document. An empty render starts a thread, which takes the queue in order.
   pool.on('workerDestroy', () => {
     // Once the dead thread is out of piscina's count, which happens after this event.
     setImmediate(() => { if (pool.queueSize > 0) pool.run({ source: '', features }).catch(() => {}) })
@@ -112,12 +96,10 @@ export default fp(async function markdownRenderer (fastify: FastifyInstance, opt
     load: () => ({ pendingCharacters: pendingLength, queuedRenders: pool.queueSize })
   } satisfies MarkdownRenderer)
 
-  // A worker module that cannot load (missing from the install) fails the start, not the first
-  // large document. Loaded here, not in a thread: the render threads start only when needed.
+  // A worker module missing from the install fails the start, not the first large document (threads start lazily).
   fastify.addHook('onReady', async () => { await import(workerFile.href) })
   fastify.addHook('onClose', async () => {
-    // Piscina's close waits for the renders its threads are running, not for those still queued
-    // (waiting for a thread to start or to be free): those it fails.
+    // Piscina's close waits for the renders running, and fails those still queued.
     await Promise.allSettled(inFlight)
     await pool.close()
   })

@@ -8,12 +8,7 @@ const REQUEST_ID_HEADER = 'x-request-id'
 /** What a balancer or client may send as an id (deploy/nginx.conf passes the same set on). */
 const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
-/**
- * Fastify's `genReqId`: the `x-request-id` the balancer (or client) sent when it is a plain
- * token of at most 128 characters, otherwise a new UUID. Fastify logs it as `reqId` on every
- * line of the request. Anything else is replaced, so a log line never carries what a client
- * smuggled into the header (newlines, control characters, megabytes).
- */
+/** The `x-request-id` sent if a plain token of ≤ 128 characters, else a UUID: no client-smuggled text in logs. */
 export function requestIdOf (request: IncomingMessage): string {
   const sent = request.headers[REQUEST_ID_HEADER]
   return typeof sent === 'string' && ACCEPTABLE_REQUEST_ID.test(sent) ? sent : randomUUID()

@@ -9,11 +9,9 @@ export interface RequestTimeoutOptions {
 }
 
 /**
- * A body must arrive whole within the request timeout, counted from the request's arrival: a client
- * that sends one a byte at a time (slowly, or to hold connections on purpose) gets 408 with the
- * error body and its connection closed. Node's own requestTimeout stops counting once a handler reads
- * the body, so it cannot do this. Headers are Node's to time (headersTimeout). Behind nginx a body
- * arrives whole (it buffers them); a replica reached directly has only this.
+ * A body must arrive whole within the request timeout, counted from the request's arrival: a trickling client gets
+ * 408 and its connection closed. Node's own requestTimeout stops counting once a handler reads the body; headers are
+ * Node's to time (headersTimeout). Behind nginx a body arrives whole; a replica reached directly has only this.
  */
 export default fp(async function requestTimeout (fastify: FastifyInstance, options: RequestTimeoutOptions) {
   const timeBody = (
@@ -26,17 +24,14 @@ export default fp(async function requestTimeout (fastify: FastifyInstance, optio
     const remainingMs = Math.max(0, options.timeoutMs - reply.elapsedTime)
     const timer = setTimeout(() => {
       if (!reply.sent && payload.listenerCount('error') > 0) {
-        // Fastify's body reader takes the stream's 'error' as the end of the body, and the error
-        // handler answers it. Not destroy(): that would close the socket before the answer.
+        // Fastify's body reader ends on the stream's 'error' and the error handler answers; destroy() would cut it off.
         payload.emit('error', new HttpError(408, 'Request Timeout', { connection: 'close' }))
       } else {
-        // Answered already (413 before reading, say) while the client still trickles the body Node
-        // reads to discard it: nothing more to say to it.
+        // Answered already (a 413, say) while Node still reads the trickling body to discard it.
         request.raw.destroy()
       }
     }, remainingMs)
-    // A guard on the client, never what keeps a closing process alive: a body refused before it is read (413) under
-    // inject never ends, and its timer held each test process open for REQUEST_TIMEOUT after its last test.
+    // A guard on the client, never what keeps a closing process alive: a body refused unread under inject never ends.
     timer.unref()
     const settle = (): void => { clearTimeout(timer) }
     payload.once('end', settle)

@@ -18,30 +18,19 @@ export interface SessionsOptions {
 /** How often ended and expired sessions are pruned (and counted, by cause). */
 const PRUNE_INTERVAL_MS = 60_000
 
-/** The sessions as the routes and the token checks see them. */
 export interface Sessions {
   /** A new session of the user, expiring after the refresh TTL, on a whole second (its refresh token's `exp`). */
   start: (userId: number) => Promise<SessionRecord>
   /** The session, if it is the user's and has neither ended nor expired; no database read in the steady state. */
   open: (id: SessionId, userId: number) => Promise<OpenSession | undefined>
-  /**
-   * Ends the user's session (nothing if it has already ended); refused on this replica at once, on
-   * the others at their next request.
-   */
+  /** Ends the user's session (if open); refused on this replica at once, on the others at their next request. */
   end: (id: SessionId, userId: number, cause: SessionEndCause) => Promise<void>
-  /** Prunes the sessions ended or expired by now; how many. */
   prune: () => Promise<number>
-  /** Sessions started by this process. */
   readonly started: number
-  /** Sessions pruned by this process, by cause. */
   readonly pruned: Readonly<SessionPruner['pruned']>
 }
 
-/**
- * Sessions: one per login, ended by logout, expiry, a password change, a removal or the operator
- * (lib/store/session-store.ts). Open sessions are cached while the counters' sessions version
- * holds (lib/auth/open-sessions.ts); ended and expired ones are pruned every minute, first at the start.
- */
+/** One session per login; open ones cached while the sessions version holds; ended ones pruned every minute. */
 export default fp(async function sessions (fastify: FastifyInstance, options: SessionsOptions) {
   const store = fastify.database.sessions
   const openSessions = new OpenSessions(store, () => fastify.users.latest?.sessionsVersion)

@@ -18,17 +18,14 @@ function numericParameters (querystring: unknown): NumericParameter[] {
 }
 
 /**
- * Ajv's string coercion takes `0x10`, ` 12`, `Infinity` and `1e400` for numbers, and lets the
- * infinite ones past `minimum`/`maximum`. Before schema validation (and after any token guard),
- * every numeric query parameter must be a finite decimal numeral (an integer one has no fraction
- * or exponent), or the request answers 400 naming the parameter, as a schema failure would.
+ * Ajv's coercion takes `0x10`, ` 12`, `Infinity` and `1e400` for numbers, the infinite ones past `minimum`/`maximum`:
+ * before validation (after any token guard), every numeric query parameter must be a finite decimal numeral, or 400.
  */
 export default fp(async function strictNumbers (fastify: FastifyInstance) {
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const parameters = numericParameters(route.schema?.querystring)
     if (parameters.length === 0) return
-    // A callback hook, not an async one: it runs on every request of the route, and a promise a
-    // request is a measurable part of the cheapest one (docs/performance.md, "The sun route").
+    // A callback hook: a promise per request costs the cheapest route (docs/performance.md, "The sun route").
     const check = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
       const query = request.query as Record<string, unknown>
       for (const { name, type } of parameters) {

@@ -14,11 +14,9 @@ declare module 'fastify' {
   interface FastifyInstance {
     tokens: TokenService
     /**
-     * A preValidation hook that sets `request.user` and `request.session` to the user and session
-     * of the `use` token `find` reads from the request, or throws what `refuse` makes for any
-     * problem with the token, its user or its session.
-     * Before validation, so a missing or malformed token gets the token's own answer, not a
-     * schema 400.
+     * A preValidation hook setting `request.user` and `request.session` from the `use` token `find` reads, or throwing
+     * `refuse()` for any problem with the token, its user or its session; before validation, so a missing token gets
+     * the token's own answer, not a schema 400.
      */
     tokenGuard: (
       use: TokenUse,
@@ -31,18 +29,14 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The user a token guard let through; null on a route without one. */
     user: UserRecord | null
-    /**
-     * The session of the token a guard let through; null on a route without one, or for an access
-     * token older than sessions.
-     */
+    /** The guarded token's session; null without a guard, or for an access token older than sessions. */
     session: TokenSession | null
   }
 }
 
 /**
- * Token issue and verification. A token holds only while its user exists, its version matches
- * the user's (a password change raises it) and its session is open, so removal and password
- * changes revoke every token of the user at once, and a logout every token of its session.
+ * A token holds only while its user exists, its version matches the user's (a password change raises it) and its
+ * session is open: removal and password changes revoke every token of the user at once, a logout its session's.
  */
 export default fp(async function tokens (fastify: FastifyInstance, options: TokenServiceOptions) {
   const service = new TokenService(options)

@@ -10,9 +10,8 @@ declare module 'fastify' {
 }
 
 /**
- * Requests no route may take, answered before their body is read: an unknown route 404 (not 400 for malformed JSON,
- * nor 413), counted for the metrics; an HTTP/1.1 request without Host 400 (Node's own refusal has no JSON body: see
- * requireHostHeader in app.ts).
+ * Answered before any body is read: an unknown route 404 (not 400 or 413), counted; an HTTP/1.1 request without Host
+ * 400, since Node's own refusal has no JSON body (requireHostHeader in app.ts).
  */
 export default fp(async function unrouted (fastify: FastifyInstance) {
   let unroutedRequests = 0

@@ -8,12 +8,7 @@ declare module 'fastify' {
   }
 }
 
-/**
- * The users as requests read them (a user by id, a page, and the change counters that say whether a token's user,
- * credentials and session still hold), cached while the database's counters hold (lib/users/cached-users.ts).
- * On PostgreSQL the counters are told by the database as they change (lib/store/counters-feed.ts),
- * one listening connection per replica; while it is down, each request reads them itself.
- */
+/** Users cached while the database's counters hold; on PostgreSQL the database tells the counters as they change. */
 export default fp(async function users (fastify: FastifyInstance) {
   const feed = fastify.database.countersFeed({
     lost: (error) => {

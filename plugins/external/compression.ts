@@ -5,8 +5,7 @@ import { COMPRESSED } from '../../lib/http/compressed.js'
 
 /** @fastify/compress for the routes that opt in with `compress: COMPRESSED` (lib/http/compressed.ts), and no other. */
 export default fp(async function compression (fastify: FastifyInstance) {
-  // Before @fastify/compress's own: a route that does not opt in is left alone. Without `compress: false` it would
-  // get an onRequest hook that sets `reply.compress` on every request, the sun route's included.
+  // Before @fastify/compress's: `compress: false` spares a route not opting in its onRequest hook on every request.
   fastify.addHook('onRoute', (route) => { route.compress ??= false })
   await fastify.register(fastifyCompress, { ...COMPRESSED, global: false })
 }, { name: 'compression' })

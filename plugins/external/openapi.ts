@@ -7,10 +7,8 @@ import { type OpenApiDocument, withOperationExamples } from '../../lib/http/open
 import { namedSchemas } from '../../schemas/index.js'
 
 /**
- * The /docs page's policy: everything from this origin, nothing inline, nothing from elsewhere.
- * Unlike @fastify/swagger-ui's own policy it has no `upgrade-insecure-requests`: Meridian is
- * served over plain HTTP (TLS, if any, ends at the balancer), and under any host name but
- * localhost the browser would upgrade every asset request to https and show a blank page.
+ * The /docs page's policy: everything from this origin, nothing inline. Not swagger-ui's `upgrade-insecure-requests`:
+ * served over plain HTTP under any host name, the browser would upgrade every asset to https and show a blank page.
  */
 export const DOCS_CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
@@ -27,10 +25,7 @@ export const DOCS_CONTENT_SECURITY_POLICY = [
   "style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"
 ].join('; ')
 
-/**
- * The OpenAPI document is generated from the route schemas, so it cannot drift from what
- * the service validates and sends. Named schemas become `components.schemas`.
- */
+/** Generated from the route schemas, so it cannot drift from what the service does; named schemas become components. */
 export default fp(async function openapi (fastify: FastifyInstance, options: { version: string }) {
   for (const schema of namedSchemas) fastify.addSchema(schema)
 

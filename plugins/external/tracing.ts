@@ -19,7 +19,6 @@ import { packageInfo } from '../../lib/package-info.js'
 const SHUTDOWN_BOUND_MS = 2000
 
 export interface Tracing {
-  /** Registered first in the app, so that it sees every route and hook. */
   plugin: FastifyPluginAsync
   /** The app's Fastify `logController`: the plugin writes the "incoming request" line itself. */
   logController: AccessLog
@@ -38,10 +37,7 @@ class IncomingLoggedByTracing extends AccessLog {
   override incomingRequest (): void {}
 }
 
-/**
- * Must run before `pg` and `ioredis` load, and they must load with `require` (lib/store/connect.ts,
- * plugins/app/login-throttle.ts): the instrumentations hook `require` without an ESM loader.
- */
+/** Before `pg` and `ioredis` load, by `require` (connect.ts, redis-connection.ts): the instrumentations hook it. */
 export function startTracing (): Tracing {
   const provider = new NodeTracerProvider({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override these.

@@ -7,16 +7,10 @@ import { sunInfoFor } from '../../../lib/sun/events.js'
 import { packageInfo } from '../../../lib/package-info.js'
 import { matchesIfNoneMatch } from '../../../lib/http/caching.js'
 
-/**
- * An answer depends only on its query (and on the release that computed it), so caches may keep
- * it: a day, not forever, since a later release may refine the calculation.
- */
+/** An answer depends only on its query and release: cacheable for a day, since a later release may refine it. */
 const CACHE_CONTROL = 'public, max-age=86400'
 
-/**
- * What an ETag stands for besides the query: the release, and a digest of the answer's schema, so
- * that an answer of an older shape (before `day`, say) held by a client is not confirmed by a 304.
- */
+/** The release and a digest of the answer's schema, so a 304 never confirms an answer of an older shape. */
 const ANSWER_VERSION =
   `${packageInfo.version}+${createHash('sha256').update(JSON.stringify(SunInfo)).digest('base64url').slice(0, 8)}`
 

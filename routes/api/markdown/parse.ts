@@ -6,8 +6,7 @@ import { MarkdownHtml, MarkdownRequest } from '../../../schemas/markdown.js'
 import type { RenderedMarkdown } from '../../../lib/markdown/render-task.js'
 
 const parse: FastifyPluginAsyncTypebox = async (fastify) => {
-  // The answer is the schema's object, or (from a render thread) its JSON already encoded, which Fastify sends as
-  // it is.
+  // The schema's object, or (from a render thread) its JSON already encoded, which Fastify sends as it is.
   fastify.post<{ Body: MarkdownRequest, Reply: RenderedMarkdown }>('/api/markdown/parse', {
     config: { fairShare: 'document' },
     compress: COMPRESSED,
