@@ -46,7 +46,6 @@ export interface BuildOptions {
   /** Where log lines go; by default standard output, or nowhere when LOG_LEVEL is silent. */
   logStream?: NodeJS.WritableStream
   loginThrottle?: Partial<LoginThrottleOptions>
-  /** How often fair-share counts are synced through Redis, for tests. */
   fairShare?: { syncIntervalMs?: number }
   markdownRenderer?: MarkdownRendererOptions
   /** Event-loop delay (ms) past which requests answer 503; 0, off, for test processes that stall compiling. */

@@ -131,10 +131,8 @@ function onlyUsername (args: string[]): string {
   return positionals[0] as string
 }
 
-/** A UNIX ms time as the CLI shows it: ISO 8601, UTC, to the second. */
 const shownTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 
-/** The id of the user named `username`; a usage error if there is none. */
 async function userIdOf (store: Database, username: string): Promise<number> {
   const user = await store.findByUsername(username)
   if (user === undefined) throw new UsageError(`no user named ${username}`)
@@ -238,10 +236,7 @@ async function run (argv: string[]): Promise<string | undefined> {
   }
 }
 
-/**
- * PostgreSQL saying DATABASE_URL or the server's set-up is wrong, not the code: no such database or role (3D000, 28),
- * a refused privilege (42501), no connection or too many (08, 53), a server starting or stopping (57P01-57P03).
- */
+/** DATABASE_URL or the server's set-up is wrong, not the code (3D000, 28, 42501, 08, 53, 57P01-57P03). */
 function isPostgresSetupError (error: unknown): boolean {
   const { code, severity } = error as { code?: unknown, severity?: unknown }
   return typeof code === 'string' && typeof severity === 'string' && /^(08|28|3D|53|57P0[1-3])|^42501$/.test(code)

@@ -45,7 +45,6 @@ export const ConfigSchema = Type.Object({
   MARKDOWN_MATH: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   /** Port of the Prometheus metrics listener; unset, no metrics are served. */
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
-  /** Address of the metrics listener; HOST by default. */
   METRICS_HOST: Type.Optional(Type.String({ minLength: 1 })),
   /** Seconds a replica keeps serving after SIGTERM, readiness answering 503, before it stops accepting. */
   DRAIN_SECONDS: Type.Integer({ minimum: 0, maximum: 300, default: 5 }),
@@ -71,7 +70,6 @@ export function isTracingOn (env: Pick<Env, Extract<keyof Env, `OTEL_${string}`>
   return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined || env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined
 }
 
-/** Configuration after the start-up has resolved what the environment may leave out. */
 export type Config = Omit<
   Env,
   'JWT_SECRET' | 'JWT_PREVIOUS_SECRETS' | 'RATE_LIMIT_EXEMPT' | 'RATE_LIMIT_MARKDOWN_BYTES'
@@ -209,7 +207,6 @@ function readOrCreateSecret (file: string): string {
   return secret
 }
 
-/** The environment, validated, with the signing key resolved. */
 export function loadConfig (source: NodeJS.ProcessEnv = process.env): Config {
   const env = readEnv(source)
   let secret = env.JWT_SECRET

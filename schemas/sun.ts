@@ -1,11 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Int64 } from './common.js'
 
-/**
- * Supported timestamps: years 0001 to 9999 (proleptic Gregorian, UTC). astronomy-engine covers it all; far from the
- * present its ΔT model is an extrapolation (hours at year 1, days at 9999), moving events by seconds to minutes, and
- * nobody knows the Earth's rotation that far out any better.
- */
+/** Years 0001 to 9999; far from now astronomy-engine's ΔT is an extrapolation, as is anyone's. */
 const MIN_SUPPORTED_TIMESTAMP = -62_135_596_800
 const MAX_SUPPORTED_TIMESTAMP = 253_402_300_799
 

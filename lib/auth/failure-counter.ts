@@ -82,10 +82,7 @@ export class MemoryFailureCounter implements FailureCounter {
   }
 }
 
-/**
- * Atomic. A hash field per attempt: `p` in flight (kept up to the limit); any other value (`f`, an older release's
- * `1`) is a failure. Sets a key's first expiry by hand: `PEXPIRE … NX` needs Redis 7.0 (docs/decisions.md).
- */
+/** Atomic; a field per attempt, `p` in flight, else failed. First expiry by hand: `PEXPIRE … NX` needs Redis 7.0. */
 const COUNT_ATTEMPT = `
 local values = redis.call('hvals', KEYS[1])
 local attempts = #values + 1
@@ -136,7 +133,6 @@ export interface RedisFailureCounterOptions {
 /** v2: the keys became hashes; sharing the old string keys would answer WRONGTYPE during a rolling upgrade. */
 const DEFAULT_PREFIX = 'meridian:login-attempts:v2:'
 
-/** The same counter in Redis, so every replica sees every attempt. */
 export class RedisFailureCounter implements FailureCounter {
   private readonly prefix: string
   /** Resent at each reconnection until confirmed, timed-out ones too (lost in a failover); a window ends its key. */

@@ -8,7 +8,6 @@ export class OpenSessions {
   private readonly cached = new LRUCache<SessionId, OpenSession>({ max: MAX_CACHED_SESSIONS })
   /** Ended, or never ours: refused for good. */
   private readonly ended = new LRUCache<SessionId, true>({ max: MAX_CACHED_SESSIONS })
-  /** The version `cached` was read under. */
   private version: number | undefined
 
   /** @param sessionsVersion from the request's read of the counters, made before it asks here */
@@ -40,7 +39,6 @@ export class OpenSessions {
     return session
   }
 
-  /** Drops the cached sessions when the version moved. */
   private currentVersion (): number | undefined {
     const version = this.sessionsVersion()
     if (version !== this.version) {

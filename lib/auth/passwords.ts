@@ -1,9 +1,6 @@
 import argon2 from 'argon2'
 
-/**
- * OWASP's first argon2id choice (Password Storage Cheat Sheet): 19 MiB, 2 passes, 1 lane. Hashed on libuv's thread
- * pool, off the event loop; each hash stores its parameters, so they can be raised later.
- */
+/** OWASP's first argon2id choice; each hash stores its parameters, so they can be raised later. */
 export const passwordHashOptions = {
   type: argon2.argon2id,
   memoryCost: 19456,
@@ -24,7 +21,6 @@ export async function verifyPassword (hash: string, password: string): Promise<b
   }
 }
 
-/** True when the hash was made with weaker parameters than today's. */
 export function needsRehash (hash: string): boolean {
   return argon2.needsRehash(hash, passwordHashOptions)
 }

@@ -7,10 +7,7 @@ const SECRET_FIELD_WITH_VALUE = /^(access_token|refresh_token|token|password|jwt
 /** A secret field as a path parameter (`;access_token=…`, `;` or `=` encoded or not), up to a `;`, `/` or `?`. */
 const SECRET_PATH_PARAMETER = /(?:;|%3[bB])(access_token|refresh_token|token|password|jwt_secret)(?:=|%3[dD])[^;/?]*/gi
 
-/**
- * Anything shaped like one of our tokens wherever a client put it: a JWT (`eyJ` header), its dots written or
- * percent-encoded (once or more). Starting only where a base64url run starts keeps the work linear (`eyJeyJeyJ…`).
- */
+/** A JWT, dots written or percent-encoded; starting only where a base64url run starts keeps the work linear. */
 const TOKEN_SHAPED = /(?<![\w-])eyJ[\w-]{8,}(?:\.|%(?:25)*2[eE])[\w-]*(?:(?:\.|%(?:25)*2[eE])[\w-]*)?/g
 
 export const REDACTED = '[REDACTED]'
@@ -60,10 +57,7 @@ function redactQuery (query: string): string {
   }).join('&')
 }
 
-/**
- * The URL as it may be logged: the value of every secret parameter, in the query or the path, anything shaped like a
- * token anywhere, and any path segment, parameter name or value that decodes to one, replaced by `[REDACTED]`.
- */
+/** Secret parameters' values, anything token-shaped, and any part that decodes to one, as `[REDACTED]`. */
 export function redactUrl (url: string): string {
   const queryStart = url.indexOf('?')
   const path = queryStart === -1 ? url : url.slice(0, queryStart)

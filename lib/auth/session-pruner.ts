@@ -1,7 +1,7 @@
 import { setTimeout as pause } from 'node:timers/promises'
 import { PRUNED_CAUSES, type PrunedCause, type SessionStore } from '../store/session-store.js'
 
-/** Per DELETE: larger batches push SQLite's checkpoint onto the event loop (docs/performance.md, "Session pruning"). */
+/** Larger ones stall the event loop on checkpoints (docs/performance.md, "The figures behind the code's constants"). */
 export const PRUNE_BATCH = 100
 
 /** Deletes ended and expired sessions in batches, each counted by cause once, by whichever replica deleted it. */
@@ -18,7 +18,6 @@ export class SessionPruner {
     private readonly onError: (error: unknown) => void
   ) {}
 
-  /** Prunes now, then every interval. */
   start (): void {
     if (this.closed || this.timer !== undefined) return
     this.timer = setInterval(() => { void this.prune().catch(this.onError) }, this.intervalMs).unref()
@@ -45,7 +44,6 @@ export class SessionPruner {
     return total
   }
 
-  /** Stops the timer, and a run under way after its current batch. */
   async close (): Promise<void> {
     this.closed = true
     clearInterval(this.timer)

@@ -28,7 +28,6 @@ export interface VerifiedToken {
   expiresAtSeconds: number
 }
 
-/** The access-token part of the login and refresh answers. */
 export interface AccessGrant { access_token: AccessToken, expires_in: number }
 
 const SESSION_ID = /^[A-Za-z0-9_-]{22}$/
@@ -42,7 +41,6 @@ export class InvalidTokenError extends Error {
 
 export interface TokenServiceOptions {
   currentSecret: string
-  /** Verify only, during a key rotation. */
   previousSecrets: readonly string[]
   accessTtlSeconds: number
 }

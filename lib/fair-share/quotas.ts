@@ -4,7 +4,6 @@ import { LRUCache } from 'lru-cache'
 /** The IETF RateLimit draft's `qu` values. */
 export type QuotaUnit = 'requests' | 'content-bytes'
 
-/** A quota over a sliding window, the same for every client. */
 export interface QuotaPolicy {
   /** Shown to clients in the RateLimit and RateLimit-Policy headers. */
   readonly name: string
@@ -13,19 +12,14 @@ export interface QuotaPolicy {
   readonly unit: QuotaUnit
 }
 
-/** A client's count of one policy in one window, as the shared store names it (after its prefix). */
 export const storeKeyOf = (policyName: string, client: string, window: number): string =>
   `${policyName}:${client}:${window}`
 
 export interface Standing {
   /** Once this charge is made, when it fits. */
   remaining: number
-  /**
-   * RateLimit's `t`, never above the window: when it fits, seconds until the current window ends; when refused, the
-   * Retry-After capped at the window (a quota used up early still weighs early in the next; shared counts can pass it).
-   */
+  /** RateLimit's `t`, at most the window: seconds to the window's end if it fits, else Retry-After capped there. */
   resetSeconds: number
-  /** 0 when the charge fits now. */
   retryAfterSeconds: number
 }
 
@@ -33,7 +27,6 @@ interface WindowPair { previous: number, current: number }
 
 /** This replica's own charges, and every replica's totals as the shared store last reported them. */
 export class ClientUsage {
-  /** Milliseconds since the epoch ÷ the window. */
   window = 0
   readonly own: WindowPair = { previous: 0, current: 0 }
   /** For `sharedWindow - 1` and `sharedWindow`; meaningless unless sharedWindow is the current window. */
@@ -73,7 +66,6 @@ export class ClientUsage {
 export class QuotaCounter {
   private readonly usage: LRUCache<string, ClientUsage>
   private readonly windowMs: number
-  /** Usages to sync; only with a shared store. */
   readonly touched: Set<ClientUsage> | undefined
   private readonly staleMs: number
   /** Last answered sync, or empty sync after one (ms). While the store answers, a paused client keeps its totals. */

@@ -1,13 +1,9 @@
 /** What closes when the client hangs up: the reply's socket side (`reply.raw`). */
 export interface Hangup { once: (event: 'close', listener: () => void) => unknown }
 
-/** One document's claim on its client's renders at once. */
 export interface RenderPlace { readonly client: string, held: boolean, handling: boolean }
 
-/**
- * The `markdown-renders` policy's count of documents each client has rendering, or about to. A place is held until the
- * answer is sent, or until the client hangs up before the handler starts: a hang-up does not stop a render under way.
- */
+/** Documents each client has rendering or about to; a hang-up frees a place only before the handler starts. */
 export class RenderPlaces {
   readonly #taken = new Map<string, number>()
 

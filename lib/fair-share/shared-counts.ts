@@ -12,12 +12,7 @@ export interface SharedCountsOptions {
 
 interface Sent { counter: QuotaCounter, usage: ClientUsage, window: number, readsPrevious: boolean }
 
-/**
- * One client's share across replicas without a Redis round trip on any request: every `intervalMs` one pipeline adds
- * this replica's charges to each active client's window count (INCRBY answers every replica's total) and reads the
- * previous window's total once. Decisions read the last totals plus what was charged here since, or this replica's own
- * counts when no sync was answered for a while. One sync at a time: a stalled Redis holds back syncs, not requests.
- */
+/** A share across replicas without a Redis call per request: a pipeline per interval; a stall holds back syncs only. */
 export class SharedCounts {
   private syncing: Promise<void> | undefined
   private lastSyncFailed = false
@@ -32,7 +27,6 @@ export class SharedCounts {
     this.timer = setInterval(() => { void this.sync() }, options.intervalMs).unref()
   }
 
-  /** Sends the charges made since the last sync and takes in the totals; resolves either way. */
   async sync (): Promise<void> {
     if (this.syncing !== undefined) return
     this.syncing = this.exchange().finally(() => { this.syncing = undefined })
@@ -107,7 +101,6 @@ export class SharedCounts {
     }
   }
 
-  /** Stops syncing, once the sync under way (if any) has settled. */
   async close (): Promise<void> {
     clearInterval(this.timer)
     await this.syncing

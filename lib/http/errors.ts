@@ -1,11 +1,9 @@
-/** The contract's error body and the failures that carry it, shared by the plugins and routes that answer one. */
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import { isDependencyUnavailable, unavailabilityReason } from '../store/unavailable.js'
 import type { ErrorBody } from '../../schemas/common.js'
 
-/** A failure whose status and message the client sees. */
 export class HttpError extends Error {
   override name = 'HttpError'
   constructor (
@@ -60,7 +58,6 @@ export function refusalReason (error: FastifyError | HttpError): string | undefi
   return undefined
 }
 
-/** What the client sees of a failure: its status, a fixed message, its headers. */
 export function toPublicError (error: FastifyError | HttpError): PublicError {
   if (error instanceof HttpError) {
     return { statusCode: error.statusCode, message: error.message, headers: error.headers }

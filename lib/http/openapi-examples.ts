@@ -1,4 +1,3 @@
-/** The parts of an OpenAPI 3.0 document that examples are read from and written to. */
 interface MediaType { schema?: { $ref?: string }, example?: unknown, examples?: unknown }
 interface Response { description?: string, content?: Record<string, MediaType> }
 interface Operation { requestBody?: { content?: Record<string, MediaType> }, responses?: Record<string, Response> }

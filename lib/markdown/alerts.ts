@@ -1,8 +1,4 @@
-/**
- * GitHub's alerts, by @mdit/plugin-alert: a top-level block quote whose first line is `[!NOTE]`, `[!TIP]`,
- * `[!IMPORTANT]`, `[!WARNING]` or `[!CAUTION]` alone (any case), followed by content; anything else stays a quote.
- * Without GitHub's octicon: SVG is no element this renderer emits (it can hold script); a style sheet may add it.
- */
+/** GitHub's alerts (@mdit/plugin-alert), without the octicon: this renderer emits no SVG (it can hold script). */
 import type MarkdownIt from 'markdown-it'
 import { alert } from '@mdit/plugin-alert'
 import { ownMarkAttribute } from './raw-html.js'

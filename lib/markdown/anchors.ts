@@ -1,8 +1,4 @@
-/**
- * Heading ids: github-slugger's slug of the text (an emoji shortcode counts as its name), prefixed `user-content-` as
- * on GitHub so that no id of the embedding page is clobbered. A link to `#install` reaches `user-content-install` on
- * GitHub only through its script; here a link naming a heading or footnote of the document points at the real id.
- */
+/** Heading ids prefixed `user-content-` as on GitHub; a link to a heading or footnote points at the real id. */
 import type MarkdownIt from 'markdown-it'
 import type { StateCore, Token } from 'markdown-it'
 import GithubSlugger from 'github-slugger'

@@ -1,22 +1,10 @@
-/**
- * Fenced code highlighted on the server with highlight.js's common languages (docs/decisions.md, "Highlighted code"):
- * token spans with highlight.js's classes, which any highlight.js theme colours; the text is the source exactly. A
- * block without a language, with one highlight.js does not know, or `text`, stays plain.
- *
- * highlight.js's grammars take time quadratic in a run of word characters, so a block holding a run longer than
- * MAX_WORD_RUN stays plain, as does one past MAX_HIGHLIGHTED_BLOCK, and every block past HIGHLIGHTED_PER_DOCUMENT
- * (counted by size, not by the clock, so the same whatever the load).
- */
+/** highlight.js's grammars are quadratic in a run of word characters: the bounds below count size, not time. */
 import hljs from 'highlight.js/lib/common'
 
 /** Longest run of word characters (letters, digits, `_`, `$`) a highlighted block may hold. */
 export const MAX_WORD_RUN = 128
-/** Longest block highlighted, in characters. */
 export const MAX_HIGHLIGHTED_BLOCK = 65_536
-/**
- * Highlighted HTML one document may hold, in characters, each block counting at least BLOCK_FLOOR_CHARACTERS; counted
- * in what highlight.js writes, which the sanitizer reads (docs/performance.md, "Highlighted code and math").
- */
+/** Each block counts at least BLOCK_FLOOR_CHARACTERS (docs/performance.md, "Highlighted code and math"). */
 export const HIGHLIGHTED_PER_DOCUMENT = 1_572_864
 export const BLOCK_FLOOR_CHARACTERS = 1024
 
@@ -25,7 +13,6 @@ const PLAIN_TEXT = hljs.getLanguage('plaintext')
 const AS_GITHUB_READS: Readonly<Record<string, string>> = { shell: 'bash', 'shell-script': 'bash' }
 const asGithubReads = (language: string): string => AS_GITHUB_READS[language.toLowerCase()] ?? language
 
-/** What a document's blocks have counted against HIGHLIGHTED_PER_DOCUMENT, kept in its render's env. */
 interface HighlightEnv { highlightedCharacters?: number }
 
 const isWordCharacter = (code: number): boolean =>
@@ -41,7 +28,6 @@ function holdsLongWordRun (code: string): boolean {
   return false
 }
 
-/** Whether highlight.js knows the language, by name or alias, as one to highlight. */
 export function isHighlighted (language: string): boolean {
   const found = language === '' ? undefined : hljs.getLanguage(asGithubReads(language))
   return found !== undefined && found !== PLAIN_TEXT

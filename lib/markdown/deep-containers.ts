@@ -1,11 +1,7 @@
 import type MarkdownIt from 'markdown-it'
 import { wrapBlockRule, type BlockRule } from './wrap-block-rule.js'
 
-/**
- * markdown-it's block parser gives up at `maxNesting` token levels and skips to the end of the input, dropping what
- * follows. Only these rules parse blocks deeper than their own level (GitHub's alerts are never nested); each is
- * refused where its content would reach `maxNesting`, so the line is text in the deepest container that fits.
- */
+/** markdown-it drops the rest of the input past `maxNesting`: these rules refuse before their content reaches it. */
 const LEVELS_TO_CONTENT = { list: 2, blockquote: 1, footnoteDefinition: 1 }
 
 function refusedTooDeep (rule: BlockRule, levelsToContent: number): BlockRule {
@@ -18,7 +14,6 @@ function refusedTooDeep (rule: BlockRule, levelsToContent: number): BlockRule {
   }
 }
 
-/** The list, block-quote and footnote-definition rules, refused where their content would reach `maxNesting`. */
 export function flattenDeepContainers (md: MarkdownIt): void {
   wrapBlockRule(md, 'list', ['paragraph', 'reference', 'blockquote'], (list) =>
     refusedTooDeep(list, LEVELS_TO_CONTENT.list))

@@ -1,10 +1,7 @@
 import type MarkdownIt from 'markdown-it'
 import { wrapBlockRule } from './wrap-block-rule.js'
 
-/**
- * Deepest block quote. markdown-it's block-quote rule reads a quote's lazy continuation lines (`z` after `> > > a`)
- * once per open quote, so the work grows with depth while the input does not. Past it a `>` is text; nothing is lost.
- */
+/** The block-quote rule rereads lazy lines once per open quote, so work grows with depth; past it `>` is text. */
 export const MAX_BLOCKQUOTE_DEPTH = 6
 
 interface QuoteDepth { blockquoteDepth?: number }

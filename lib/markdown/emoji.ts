@@ -5,11 +5,7 @@ import { full as emojiPlugin } from 'markdown-it-emoji'
 /** Every shortcode of the list looks so; most text has none, and this test is far cheaper than the plugin's search. */
 const LOOKS_LIKE_SHORTCODE = /:[a-z0-9_+-]+:/
 
-/**
- * Emoji shortcodes (`:tada:` → 🎉) by gemoji's names, in text only (never code, URLs or autolinks), without the
- * plugin's emoticons, which GitHub does not render. The plugin's rule splices a copy of the paragraph's token list
- * per text token, quadratic in a paragraph of many: here it runs on one token at a time and the list is rebuilt once.
- */
+/** GitHub's shortcodes, in text only, no emoticons; per token, where the plugin's rule is quadratic in a paragraph. */
 export function githubEmoji (md: MarkdownIt): void {
   md.use(emojiPlugin, { shortcuts: {} })
   const replace = md.core.ruler.getRules('').find((rule) => rule.name === 'emoji_replace')

@@ -1,6 +1,6 @@
 /** Which documents render on the event loop, by the source alone; the fair share charges render places by the same. */
 
-/** Longer documents go to a thread; the slowest shape is quick at this size (docs/performance.md, "Render threads"). */
+/** The slowest shape is quick at this size (docs/performance.md, "The figures behind the code's constants"). */
 export const MAX_EVENT_LOOP_RENDER_LENGTH = 8192
 /** Tables pad short rows to the header's width: a document that could hold more cells goes to a thread. */
 const MAX_EVENT_LOOP_TABLE_CELLS = 4096

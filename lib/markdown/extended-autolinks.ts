@@ -1,8 +1,4 @@
-/**
- * GFM 0.29's extended autolinks, after cmark-gfm's autolink.c: a core rule over text tokens outside links, so never
- * in code, raw HTML or another link; each URL passes `validateLink`. Every scan moves forward or stops at a character
- * that cannot continue the one before, so a text is read a bounded number of times whatever its shape.
- */
+/** Extended autolinks after cmark-gfm: each scan moves forward, so text is read a bounded number of times. */
 import type MarkdownIt from 'markdown-it'
 import type { StateCore, Token } from 'markdown-it'
 
@@ -162,10 +158,7 @@ function splitText (state: StateCore, token: Token): Token[] | null {
   return pieces
 }
 
-/**
- * Native searches, far cheaper than the scan, and most text has none of these. Entities and escapes stay
- * `text_special` until `text_join`, so no text token holds what its block's source lacks: a failing block is skipped.
- */
+/** Native searches; escapes stay `text_special` until `text_join`, so a block whose source lacks these is skipped. */
 const mayHoldAutolink = (text: string): boolean => text.includes('://') || text.includes('@') || text.includes('www.')
 
 function linkExtendedAutolinks (state: StateCore): void {

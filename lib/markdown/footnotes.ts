@@ -1,7 +1,4 @@
-/**
- * GitHub's footnotes: markdown-it-footnote's parser with micromark's HTML, bent where GitHub differs or hostile input
- * was quadratic: GitHub's label grammar, any case, not read to the line's end; no inline notes; a one-pass list.
- */
+/** markdown-it-footnote's parser with micromark's HTML, bent where GitHub differs or hostile input was quadratic. */
 import type MarkdownIt from 'markdown-it'
 import type { PluginSimple, StateCore, Token } from 'markdown-it'
 import markdownItFootnote from 'markdown-it-footnote'
@@ -32,7 +29,6 @@ export function footnoteLabelAt (source: string, start: number, end: number): st
   return source.slice(start + 2, position)
 }
 
-/** markdown-it's per-render `env`; `footnotes` is the plugin's own. */
 interface FootnoteEnv {
   footnotes?: { refs?: Record<string, number> }
   /** Labels with a definition, normalized. */
@@ -177,5 +173,4 @@ export function githubFootnotes (md: MarkdownIt): void {
   githubHtml(md)
 }
 
-/** Ids of a render's footnotes and references, without ID_PREFIX. */
 export const footnoteIdsOf = (env: object): ReadonlySet<string> => (env as FootnoteEnv).footnoteIds ?? new Set()

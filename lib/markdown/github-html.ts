@@ -1,10 +1,4 @@
-/**
- * The one sanitizer of rendered Markdown (docs/decisions.md, "Raw HTML"): HTML parsed as browsers parse it (parse5),
- * then one pass of hast-util-sanitize with SCHEMA. Raw HTML gets GitHub's allowlist, and its URLs GitHub's scheme
- * rule; the service's own markup (each element carrying this render's mark, raw-html.ts) gets exactly the attributes
- * the service writes, MathML and highlight.js's spans included. Raw HTML can neither forge the mark nor, by leaving
- * a tag open before an own element, add attributes to it.
- */
+/** The one sanitizer (docs/decisions.md, "Raw HTML"): parse5, then hast-util-sanitize with SCHEMA. */
 import type { Element, ElementContent, Root, RootContent } from 'hast'
 import { fromParse5 } from 'hast-util-from-parse5'
 import { defaultSchema, sanitize, type Schema } from 'hast-util-sanitize'
@@ -94,10 +88,7 @@ const OWN_ATTRIBUTES: Record<string, PropertyDefinition[]> = {
   ...Object.fromEntries(MATHML_ELEMENTS.map((element) => [element, MATHML_ATTRIBUTES]))
 }
 
-/**
- * Raw HTML's part (GitHub's allowlist) and the service's (own names) of one schema. URLs and ids are raw HTML's
- * alone to check, after the pass (`finish`): its URLs by GitHub's rule, its ids prefixed as GitHub prefixes them.
- */
+/** Raw HTML's part and the service's of one schema; raw URLs and ids are checked after the pass (`finish`). */
 export const SCHEMA: Schema = {
   ...defaultSchema,
   tagNames: [...RAW_TAG_NAMES, ...Object.keys(OWN_ATTRIBUTES).map(ownName)],
@@ -114,12 +105,7 @@ export const SCHEMA: Schema = {
 /** The elements raw HTML may write, for the Markdown route's description. */
 export const RAW_HTML_ELEMENTS: readonly string[] = RAW_TAG_NAMES
 
-/**
- * GitHub's rule for a URL in raw HTML: anything before a `:` that comes before any `/`, `?` or `#` is its scheme, and
- * only RAW_URL_SCHEMES (and, for images, `data:image/…`) are kept. So `\u2028javascript:`, a control character or
- * U+FFFD in a scheme is no scheme at all, and the URL is dropped. Edge ASCII whitespace is the attribute's, not the
- * URL's.
- */
+/** GitHub's rule: a scheme is what precedes a `:` before any `/`, `?` or `#`; else (`\u2028javascript:`) dropped. */
 export function isAllowedRawUrl (url: string, image: boolean): boolean {
   const value = url.replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, '')
   const colon = value.indexOf(':')
@@ -131,11 +117,7 @@ export function isAllowedRawUrl (url: string, image: boolean): boolean {
   return RAW_URL_SCHEMES.has(value.slice(0, colon).toLowerCase()) || (image && DATA_IMAGE.test(value))
 }
 
-/**
- * One walk: flattens past MAX_HTML_DEPTH, drops template content (never shown), keeps a mark only as an element's
- * first attribute with this render's value. The service writes its mark first; a raw element that swallows one of
- * its start tags (`<div` left open) has its own attributes first, so it never passes for the service's own.
- */
+/** Flattens, drops templates; a mark counts only as first attribute, where a raw tag left open cannot put one. */
 function prepare (fragment: Parse5Parent, mark: string | undefined): void {
   const stack: Array<{ node: Parse5Parent, depth: number }> = [{ node: fragment, depth: 0 }]
   while (stack.length > 0) {
@@ -251,11 +233,7 @@ function finish (tree: Root): void {
   if (rawIds.size > 0) linkToRawAnchors(fragmentLinks, rawIds)
 }
 
-/**
- * `html` through the one schema. Its own elements are those marked `mark` (render.ts's output with raw HTML), or in
- * a `'fragment'` (a highlighted block or a formula of a render without raw HTML) its FRAGMENT_ELEMENTS. Any other
- * element is held to raw HTML's allowlist.
- */
+/** Own elements: those marked `mark`, or in a `'fragment'` its FRAGMENT_ELEMENTS; any other is raw HTML's. */
 export function sanitizeHtml (html: string, own: { mark: string } | 'fragment'): string {
   const fragment = parseFragment(html)
   prepare(fragment, own === 'fragment' ? undefined : own.mark)

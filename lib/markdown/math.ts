@@ -1,25 +1,13 @@
-/**
- * GitHub's math (`$…$`, `` $`…`$ ``, `$$…$$`, ```` ```math ```` fences, rendered by render.ts) as MathML that browsers
- * show without a script. KaTeX parses with `trust: false` (no `\href`, `\url`, `\htmlClass`, `\includegraphics`…;
- * macros local, expansion bounded); the sanitizer keeps only MathML's own elements and attributes (github-html.ts).
- *
- * Dollars stay text where they are prose: an opening `$` not followed by a space, a closing one not preceded by a space
- * nor followed by a digit (`costs $5 and $10`); `\$` is a dollar. A formula KaTeX cannot read, or past a bound, stays
- * source. The document's bound counts size, not time, so a document renders the same whatever the load.
- */
+/** GitHub's math as MathML (KaTeX, `trust: false`); a `$` that reads as prose (`costs $5 and $10`) stays text. */
 import katex from 'katex'
 import type MarkdownIt from 'markdown-it'
 import type { StateBlock, StateInline, Token } from 'markdown-it'
 import { ownFragment } from './raw-html.js'
 
-/** Longest formula rendered, in characters. */
 export const MAX_FORMULA_LENGTH = 8192
 /** Deepest nesting of `{` rendered: KaTeX's parser recurses, and deep nesting overflows its stack. */
 export const MAX_FORMULA_DEPTH = 64
-/**
- * TeX characters one document may render, each formula counting at least FORMULA_FLOOR_CHARACTERS (its fixed set-up
- * cost); formulas past it stay source (docs/performance.md, "Highlighted code and math").
- */
+/** Each formula counts at least FORMULA_FLOOR_CHARACTERS (docs/performance.md, "Highlighted code and math"). */
 export const MATH_SOURCE_PER_DOCUMENT = 262_144
 export const FORMULA_FLOOR_CHARACTERS = 16
 
@@ -28,7 +16,6 @@ const BACKTICK = 0x60
 const BACKSLASH = 0x5c
 
 interface MathEnv {
-  /** What the document's formulas have counted against MATH_SOURCE_PER_DOCUMENT. */
   mathCharacters?: number
   /** Each formula's MathML (undefined: stays source), by `$` or `$$` and its TeX. */
   formulas?: Map<string, string | undefined>
@@ -186,10 +173,7 @@ function inlineMath (state: StateInline, silent: boolean): boolean {
   return formula(state, silent, src.slice(pos + 1, close), false, close + 1)
 }
 
-/**
- * Per block range: from line `from` until line `until` (its container's end, or the range's), no `$$` block found a
- * closing line. Keeps a run of openers linear; a later container in the same range searches again.
- */
+/** Per block range: no `$$` block closes from line `from` until `until`, so a run of openers stays linear. */
 const unclosedBlockFrom = new WeakMap<StateBlock, { endLine: number, blkIndent: number, from: number, until: number }>()
 
 function blockMath (state: StateBlock, startLine: number, endLine: number, silent: boolean): boolean {

@@ -1,8 +1,4 @@
-/**
- * Raw HTML as GitHub renders it, markdown-it side: the GFM tagfilter, and a mark on the service's own markup, the
- * only markup the sanitizer (github-html.ts) trusts. Its value is random per render, so raw HTML cannot forge it;
- * a render without raw HTML carries no mark, and only its highlighted blocks and formulas are sanitized.
- */
+/** GFM's tagfilter, and a per-render random mark on own markup, the only markup the sanitizer trusts. */
 import { randomBytes } from 'node:crypto'
 import type MarkdownIt from 'markdown-it'
 import type { StateCore, Token } from 'markdown-it'
@@ -31,11 +27,7 @@ export function ownMarkAttribute (env: object): string {
   return mark === undefined ? '' : ` ${OWN_MARK_ATTRIBUTE}="${mark}"`
 }
 
-/**
- * Markup written whole (highlighted code, MathML) made safe: with raw HTML in the document, the start tags of its
- * FRAGMENT_ELEMENTS marked for the sanitizing of the whole render; without, sanitized now. Its writer escapes its
- * text, so every `<` in it opens a tag; one that did not would be text to the sanitizer, and stay text.
- */
+/** Own markup made safe: marked for sanitizing the whole render when it has raw HTML, else sanitized now. */
 export function ownFragment (env: object, html: string): string {
   const own = env as OwnMarkEnv
   const { ownMark } = own

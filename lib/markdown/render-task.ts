@@ -7,10 +7,7 @@ export type RenderedMarkdown = MarkdownHtml | Uint8Array
 
 export interface RenderTask { source: string, features: MarkdownFeatures }
 
-/**
- * One render per task, answered as the route's 200 body in UTF-8, moved (not copied) to the event loop, which then
- * only writes it. TextEncoder's array owns its memory (a small Buffer shares Node's pool, which moving would take).
- */
+/** The 200 body in UTF-8, moved not copied: TextEncoder's array owns its memory (a small Buffer shares a pool). */
 export default function renderTask ({ source, features }: RenderTask): ReturnType<typeof move> {
   const body: MarkdownHtml = { data: renderSafeMarkdown(source, features) }
   return move(new TextEncoder().encode(JSON.stringify(body)))

@@ -45,11 +45,7 @@ function hasSafeScheme (url: string): boolean {
   return SAFE_DATA_IMAGE.test(candidate)
 }
 
-/**
- * URL policy for links, images, autolinks and raw HTML: refuses `javascript:`, `vbscript:`, `file:` and `data:`
- * (but `data:image/gif|png|jpeg|webp`). Gets the entity-decoded value; strips what a browser strips and checks the
- * percent-decoded form too, so `java%09script:` and `%01javascript:` are refused. Refused destinations become text.
- */
+/** Refuses `javascript:`, `vbscript:`, `file:`, `data:` (but images), stripped as browsers do and percent-decoded. */
 export function isSafeUrl (url: string): boolean {
   if (PLAINLY_SAFE.test(url)) return true
   const decoded = url.replace(PERCENT_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
@@ -83,14 +79,11 @@ function keepEscapesInAltText (renderImage: RendererRule): RendererRule {
   }
 }
 
-/** Raw HTML through GitHub's allowlist, or all escaped (MARKDOWN_RAW_HTML). */
 export type RawHtml = 'github' | 'escape'
 
-/** Beyond GFM, as the operator set it (MARKDOWN_RAW_HTML, MARKDOWN_HIGHLIGHT, MARKDOWN_MATH). */
 export interface MarkdownFeatures {
   readonly rawHtml: RawHtml
   readonly highlight: boolean
-  /** `$…$`, `$$…$$` and ```` ```math ```` as MathML (lib/markdown/math.ts). */
   readonly math: boolean
 }
 
@@ -166,10 +159,7 @@ export function featuresUsedBy (source: string, features: MarkdownFeatures): Mar
   return { rawHtml, highlight, math }
 }
 
-/**
- * HTML safe to insert into a page as is. With raw HTML under `github` the whole output is sanitized
- * (github-html.ts); otherwise its highlighted blocks and formulas are, and every other tag is markdown-it's.
- */
+/** Sanitized whole with raw HTML under `github`; otherwise its highlighted blocks and formulas are. */
 export function renderSafeMarkdown (source: string, features: MarkdownFeatures = DEFAULT_MARKDOWN_FEATURES): string {
   return renderWith(source, featuresUsedBy(source, features))
 }

@@ -8,7 +8,6 @@ const LINK_ATTRIBUTES = new Set(['href', 'src', 'title'])
 
 interface LinkAttributeBudget { linkAttributeCharsLeft: number }
 
-/** Charges a link's or an image's attributes to the budget; once it is spent, strips them. */
 function charge (token: Token, budget: LinkAttributeBudget): void {
   if (token.attrs === null) return
   for (const [name, value] of token.attrs) {

@@ -104,8 +104,7 @@ export function connect (databaseUrl: string): Connection {
   if (sqliteFile !== undefined) {
     mkdirSync(dirname(sqliteFile), { recursive: true })
     const database = openSqlite(sqliteFile)
-    // WAL lets the CLI write while the server runs. SQLite's lock wait stalls the event loop, so it is brief and the
-    // store retries on a timer (retry-while-busy.ts, docs/decisions.md).
+    // WAL lets the CLI write meanwhile; SQLite's lock wait stalls the event loop, so it is brief (retry-while-busy.ts).
     database.pragma('journal_mode = WAL')
     database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
     database.pragma('synchronous = NORMAL')

@@ -13,7 +13,6 @@ export interface UserCounters {
   sessionsVersion: number
 }
 
-/** How often the listening connection reads the counters, which also proves it alive. */
 export const HEARTBEAT_MS = 200
 /** How long a heartbeat read vouches for the counters; bounds a silently dead feed's lag under the contract's 1 s. */
 export const SILENCE_MS = 600
@@ -53,11 +52,7 @@ function parsePayload (payload: string | undefined): UserCounters | undefined {
   }
 }
 
-/**
- * PostgreSQL's counters, told rather than asked: one connection per replica LISTENs to migration 0005's notifications
- * and reads the row every HEARTBEAT_MS. `current()` answers only while a read younger than SILENCE_MS vouches;
- * otherwise the caller reads itself and the feed reconnects on its own (docs/decisions.md).
- */
+/** PostgreSQL's counters, told: LISTEN, a read every HEARTBEAT_MS; vouched for while one is under SILENCE_MS old. */
 export class CountersFeed {
   private latest: UserCounters | undefined
   /** performance.now() until which `latest` holds every change committed up to silenceMs before. */
@@ -65,7 +60,6 @@ export class CountersFeed {
   private client: Client | undefined
   private readonly stopped = new AbortController()
   private running: Promise<void> | undefined
-  /** undefined until the first attempt to listen has ended, one way or the other. */
   private up: boolean | undefined
 
   constructor (

@@ -38,14 +38,12 @@ export interface UserRecord extends NewUser {
 /** No username, password hash or token version, so a page (kept in replicas' memory) cannot carry them. */
 export type DirectoryEntry = Pick<UserRecord, 'id' | 'name' | 'birthdate' | 'gender' | 'shortDesc' | 'lastSeenAt'>
 
-/** One page of the directory and the membership it was read from, in one snapshot. */
 export interface DirectoryPage {
   userCount: number
   membersVersion: number
   users: DirectoryEntry[]
 }
 
-/** The ids at every `spacing`-th position of the id order, and the membership they hold for. */
 export interface PageAnchors {
   /** undefined when the members changed while the ids were read: they hold for no version. */
   membersVersion: number | undefined
@@ -116,10 +114,7 @@ function isUniqueViolation (error: unknown): boolean {
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505'
 }
 
-/**
- * Users and their sessions on SQLite or PostgreSQL. Each operation is one autocommit statement, so one that meets
- * another process's lock is retried whole (retryWhileBusy); a transaction added here must be retried whole too.
- */
+/** One autocommit statement per operation, retried whole on a lock; a transaction added here must be too. */
 export class Database {
   /** Every authenticated request reads the counters: the query is built once. */
   private readonly countersQuery
@@ -222,10 +217,7 @@ export class Database {
     }
   }
 
-  /**
-   * The ids at every `spacing`-th position, one index step at a time, yielding every ANCHOR_STEPS_PER_TURN. No
-   * transaction (on SQLite it would queue every Kysely query): the ids hold only if the members version did not move.
-   */
+  /** No transaction (on SQLite it would queue every query): the ids hold only if the members version did not move. */
   async idsEvery (spacing: number): Promise<PageAnchors> {
     const before = (await this.counters()).membersVersion
     const ids: number[] = []
@@ -253,7 +245,6 @@ export class Database {
     }
   }
 
-  /** Many users in one statement (seeding): all of them or none. */
   async addMany (users: readonly NewUser[], now = Date.now()): Promise<void> {
     if (users.length === 0) return
     const rows = users.map((user) => toRow(user, now))
@@ -280,7 +271,6 @@ export class Database {
     return result.numDeletedRows > 0n
   }
 
-  /** Many users' activity (id → UNIX ms) in one statement; a time never moves back. */
   async recordActivity (seen: ReadonlyMap<number, number>): Promise<void> {
     await raiseTimes(this.db, this.dialect, { table: 'users', column: 'last_seen_at', keyType: 'bigint' }, seen)
   }

@@ -33,10 +33,7 @@ function migrationsFor (dialect: Dialect): Record<string, Migration> {
   }
 }
 
-/**
- * One row every user change bumps in its own transaction: the user count, a members version (insert, delete) and a
- * credentials version (delete, token version). Replicas keep what they cache only while its version holds.
- */
+/** One row each user change bumps in its own transaction; replicas cache only while its versions hold. */
 const createUserStats = async (db: Kysely<any>): Promise<void> => {
   await db.schema.createTable('user_stats').ifNotExists()
     .addColumn('id', 'integer', (col) => col.primaryKey().check(sql`id = 1`))

@@ -15,7 +15,6 @@ export class StoreOutageLog {
     private readonly log: OutageLogger,
     private readonly intervalMs = 10_000,
     private readonly now: () => number = Date.now,
-    /** What the lines call the store. */
     private readonly store = 'login throttle store'
   ) {}
 

@@ -3,7 +3,6 @@ import type { Dialect } from './connect.js'
 import { retryWhileBusy } from './retry-while-busy.js'
 import type { Database } from './schema.js'
 
-/** A time column written in batches: a user's last activity, a session's last use. */
 export interface BatchedTime {
   table: 'users' | 'sessions'
   column: 'last_seen_at' | 'last_used_at'

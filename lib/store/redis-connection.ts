@@ -2,10 +2,7 @@ import { createRequire } from 'node:module'
 import type { Redis, RedisOptions } from 'ioredis'
 import type { StoreOutageLog } from './outage-log.js'
 
-/**
- * For stores of counts: no offline queue, so with Redis down a command fails at once instead of hanging; a stalled
- * command fails after commandTimeout but may still run, hence each login attempt's own id (failure-counter.ts).
- */
+/** No offline queue: with Redis down a command fails at once; a timed-out one may still run (failure-counter.ts). */
 export const REDIS_CLIENT_OPTIONS = {
   maxRetriesPerRequest: 1,
   enableOfflineQueue: false,
@@ -22,7 +19,6 @@ export function connectRedis (url: string): Redis {
   return new Redis(url, REDIS_CLIENT_OPTIONS)
 }
 
-/** `outageLog` hears of every failure of the connection and of its return. */
 export function reportOutages (redis: Redis, outageLog: StoreOutageLog): void {
   redis.on('error', (error) => { outageLog.failed(error) })
   redis.on('ready', () => { outageLog.answered() })

@@ -12,12 +12,7 @@ export function isSqliteBusy (error: unknown): boolean {
   return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'))
 }
 
-/**
- * Runs `operation`, again while SQLite answers busy, pausing on a timer until `waitMs` have passed; then throws the
- * last busy error. SQLite's own wait stalls every request, so it is kept to a few ms (connect.ts) and the wait is here.
- * `operation` must be a whole unit of work (one autocommit statement or a whole transaction), never a statement inside
- * a transaction: one that met SQLITE_BUSY_SNAPSHOT can only succeed from its start.
- */
+/** Retries SQLITE_BUSY on a timer until `waitMs`; `operation` is a whole unit of work, never a statement of one. */
 export async function retryWhileBusy<T> (operation: () => Promise<T>, waitMs = LOCK_WAIT_MS): Promise<T> {
   const giveUpAt = performance.now() + waitMs
   for (let pauseMs = FIRST_PAUSE_MS; ; pauseMs = Math.min(2 * pauseMs, LONGEST_PAUSE_MS)) {

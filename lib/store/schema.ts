@@ -28,10 +28,7 @@ export interface UserCountersTable {
 /** Why a session ended; a session pruned while open had expired. */
 export type SessionEndCause = 'logout' | 'password' | 'removal' | 'operator'
 
-/**
- * One row per login (0004_sessions); its random id travels only inside the session's tokens (`sid`). No foreign key:
- * a user's removal ends their sessions by trigger, so the pruner still counts them by cause.
- */
+/** One row per login (0004); no foreign key: a user's removal ends sessions by trigger, so the pruner counts them. */
 export interface SessionsTable {
   id: string
   user_id: number | string

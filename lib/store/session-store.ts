@@ -10,11 +10,9 @@ declare const sessionIdBrand: unique symbol
 export type SessionId = string & { readonly [sessionIdBrand]: true }
 
 export type { SessionEndCause }
-/** Why a pruned session is gone: how it ended, or that it expired open. */
 export type PrunedCause = SessionEndCause | 'expiry'
 export const PRUNED_CAUSES: readonly PrunedCause[] = ['logout', 'expiry', 'password', 'removal', 'operator']
 
-/** Times are UNIX ms. */
 export interface SessionRecord {
   id: SessionId
   userId: number
@@ -24,7 +22,6 @@ export interface SessionRecord {
   expiresAt: number
 }
 
-/** What a token check needs to know of a session that has not ended. */
 export type OpenSession = Pick<SessionRecord, 'userId' | 'expiresAt'>
 
 function toRecord (row: Selectable<SessionsTable>): SessionRecord {
@@ -75,7 +72,6 @@ export class SessionStore {
     return Number(result.numUpdatedRows)
   }
 
-  /** The user's sessions that have neither ended nor expired, oldest first. */
   async listOpen (userId: number, now = Date.now()): Promise<SessionRecord[]> {
     const rows = await retryWhileBusy(async () => await this.db.selectFrom('sessions').selectAll()
       .where('user_id', '=', userId).where('ended_at', 'is', null).where('expires_at', '>', now)
@@ -83,7 +79,6 @@ export class SessionStore {
     return rows.map(toRecord)
   }
 
-  /** Many sessions' last use (id → UNIX ms) in one statement; a time never moves back. */
   async recordUse (seen: ReadonlyMap<SessionId, number>): Promise<void> {
     await raiseTimes(
       this.db,

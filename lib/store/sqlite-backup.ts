@@ -6,7 +6,6 @@ import { DatabaseSetupError } from './connect.js'
 
 /** All remaining pages in one step: one snapshot, never restarted by a write. */
 const ALL_PAGES = 0x7fffffff
-/** How long to wait for another process's lock before saying the database is in use. */
 const LOCK_WAIT_MS = 200
 
 export interface BackupContents {
@@ -60,10 +59,7 @@ function checkedCopy (file: string): BackupContents {
   }
 }
 
-/**
- * A consistent copy of the live database, safe while the service runs: one online-backup snapshot, linked to
- * `destination` only once it passes the integrity check. Never overwrites a file, even one created meanwhile.
- */
+/** One online-backup snapshot, linked to `destination` only once checked; never overwrites a file. */
 export async function backupSqlite (databaseFile: string, destination: string): Promise<BackupContents> {
   if (existsSync(destination)) throw new DatabaseSetupError(`${destination} exists: back up to a new file`)
   if (!existsSync(databaseFile)) throw new DatabaseSetupError(`there is no database at ${databaseFile}`)
@@ -86,10 +82,7 @@ export async function backupSqlite (databaseFile: string, destination: string): 
   }
 }
 
-/**
- * Replaces the database with a checked backup. Refuses while any process has it open (it would keep its old file):
- * only a lone connection leaves WAL, and it holds the exclusive lock while the old log goes and the copy moves in.
- */
+/** Refuses while any process has the database open: it would keep its old file. */
 export async function restoreSqlite (backupFile: string, databaseFile: string): Promise<BackupContents> {
   const contents = checkedCopy(backupFile)
   const restoring = `${databaseFile}.${randomBytes(6).toString('hex')}.restoring`

@@ -1,7 +1,4 @@
-/**
- * Sun events for a place and a local mean solar day: the Sun's position, computed once per UTC midnight, cached and
- * interpolated; each event an analytic guess refined by Newton steps, not engine searches (docs/decisions.md).
- */
+/** The Sun's position cached per UTC midnight and interpolated; events refined by Newton steps (docs/decisions.md). */
 import { createRequire } from 'node:module'
 import { LRUCache } from 'lru-cache'
 
@@ -18,7 +15,6 @@ const {
   SiderealTime
 } = astronomy
 
-/** UNIX time in whole seconds. */
 export type UnixSeconds = number
 
 /** The nine events of one local mean day; `null` where the event does not happen in that day. */
@@ -44,7 +40,6 @@ export interface SunDay {
   astronomical_twilight: AltitudeSpan
 }
 
-/** The answer for one place and day: the events, and why those that are `null` are. */
 export interface SunEventsWithDay {
   data: SunEvents
   day: SunDay
@@ -74,7 +69,6 @@ const SUN_ALTITUDE_DEG = {
 const TWO_PI = 2 * Math.PI
 const RADIANS_PER_DEGREE = Math.PI / 180
 const RADIANS_PER_SIDEREAL_HOUR = Math.PI / 12
-/** Hour angle of the mean Sun, radians per second of UT. */
 const MEAN_SOLAR_RATE = TWO_PI / SECONDS_PER_DAY
 /** astronomy-engine counts time in days from 2000-01-01T12:00:00Z. */
 const UNIX_AT_J2000 = 946_728_000
@@ -84,7 +78,6 @@ const EARTH_EQUATORIAL_RADIUS_KM = 6378.1366
 const DAYS_PER_BLOCK = 8
 /** ≈ 359 years of days, about 5 MB: far more than real traffic needs. */
 const MAX_CACHED_BLOCKS = 16_384
-/** Values stored per UTC midnight, at these offsets. */
 const DECLINATION = 0
 const EQUATION_OF_TIME = 1
 const PARALLAX = 2
@@ -113,10 +106,7 @@ export function localMeanDay (timestamp: number, longitude: number): LocalMeanDa
   return { start, end: start + SECONDS_PER_DAY }
 }
 
-/**
- * The Sun at 0h UT of day `dayNumber` (since 1970) as three smooth values: declination, equation-of-time angle E
- * (Greenwich hour angle = `2π·UT/day + π + E`) and horizontal parallax.
- */
+/** The Sun at 0h UT of `dayNumber`: declination, equation-of-time angle E (GHA = `2π·UT/day + π + E`), parallax. */
 function computeNode (dayNumber: number, into: Float64Array, at: number): void {
   const time = MakeTime((dayNumber * SECONDS_PER_DAY - UNIX_AT_J2000) / SECONDS_PER_DAY)
   const ofDate = EquatorFromVector(RotateVector(rotationJ2000ToOfDate(time), GeoVector(Body.Sun, time, true)))
@@ -180,7 +170,6 @@ class QuinticThroughDailyNodes {
     this.c5 = d5 / 120
   }
 
-  /** Sets `value` and `slope` (per unit of u) at u. */
   evaluate (u: number): void {
     let value = this.c5
     let slope = 0
@@ -204,7 +193,6 @@ class SunOverPlace {
   private readonly equationOfTime: QuinticThroughDailyNodes
   readonly parallax: number
 
-  /** Results of the last `evaluate`. */
   hourAngle = 0
   hourAngleRate = 0
   declinationValue = 0
@@ -262,7 +250,6 @@ class SunOverPlace {
       hourAngleRate * this.cosLatitude * cosDec * sinH
   }
 
-  /** The time near `guess` when the local hour angle equals `target` (radians). */
   timeOfHourAngle (target: number, guess: number): number {
     let x = guess
     for (let i = 0; i < HOUR_ANGLE_ITERATIONS; i++) {
@@ -272,10 +259,7 @@ class SunOverPlace {
     return x
   }
 
-  /**
-   * The altitude's maximum (`highest`) or minimum near `guess`, solving `A sin H + Q cos H = P` (d sin h = 0) for H;
-   * undefined near a pole, where the declination's drift outruns the daily circle.
-   */
+  /** Solves `A sin H + Q cos H = P` for H; undefined near a pole, where the declination's drift outruns the circle. */
   extremumNear (guess: number, highest: boolean): number | undefined {
     let x = guess
     for (let i = 0; i < HOUR_ANGLE_ITERATIONS; i++) {
@@ -325,17 +309,13 @@ class SunOverPlace {
     return x
   }
 
-  /**
-   * Half the time above `level` at declination `dec` (`cos H = (sin h0 − sin φ sin δ) / (cos φ cos δ)`), NaN if the
-   * Sun does not cross it. Only a first guess: the declination moves meanwhile.
-   */
+  /** Half the time above `level` (`cos H = (sin h0 − sin φ sin δ) / (cos φ cos δ)`), NaN if none: a first guess. */
   semiDiurnalArc (level: number, dec: number): number {
     const cosHourAngle = (level - this.sinLatitude * Math.sin(dec)) / (this.cosLatitude * Math.cos(dec))
     return Math.abs(cosHourAngle) <= 1 ? Math.acos(cosHourAngle) / MEAN_SOLAR_RATE : Number.NaN
   }
 }
 
-/** Where the altitude rises and sets within one day: what every threshold's search shares. */
 interface DayShape {
   transit: number
   /** sin h at transit (clamped into the day): the side of a pair's altitude when it has no event. */
@@ -392,17 +372,13 @@ function dayShape (sun: SunOverPlace, start: number, end: number): DayShape {
   }
 }
 
-/** One pair's events, rounded and `null` outside the day, and where the Sun spends the day. */
 interface Pair {
   begin: UnixSeconds | null
   end: UnixSeconds | null
   span: AltitudeSpan
 }
 
-/**
- * The morning and evening crossings of one altitude. The span is read off those events, so the two never disagree
- * near a threshold: an event means `crosses`, none the side at transit (docs/decisions.md, "Sun information").
- */
+/** The span is read off the events, so the two never disagree (docs/decisions.md, "Sun information"). */
 function pairOf (sun: SunOverPlace, shape: DayShape, start: number, end: number, altitudeDeg: number): Pair {
   const level = sun.thresholdSine(altitudeDeg)
   let morning: number | null = null
@@ -425,11 +401,7 @@ function roundedInDay (sun: SunOverPlace, x: number | null, start: number, end: 
   return x !== null && x >= start && x < end ? Math.round(sun.origin + x) : null
 }
 
-/**
- * The nine events of the local mean day containing `timestamp`, from sea level at `latitude`/`longitude` (degrees,
- * north and east positive), and each pair's span. Morning events are upward crossings before transit, evening
- * events downward ones after it; an event not in the day is `null`.
- */
+/** Degrees, north and east positive, at sea level; morning events rise before transit, evening ones set after it. */
 export function sunInfoFor (timestamp: number, latitude: number, longitude: number): SunEventsWithDay {
   if (!Number.isFinite(timestamp) || !(latitude >= -90 && latitude <= 90) || !(longitude >= -180 && longitude <= 180)) {
     throw new RangeError('sunInfoFor needs a finite timestamp, latitude in [-90, 90] and longitude in [-180, 180]')

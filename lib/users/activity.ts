@@ -1,6 +1,5 @@
 /** Activity written at most once per interval per key, in one statement per interval; other replicas see it in two. */
 export class ActivityRecorder<K = number> {
-  /** Activity not written yet: key → UNIX ms. */
   private pending = new Map<K, number>()
   /** Activity written within the last interval: no need to write it again before it ends. */
   private written = new Map<K, number>()

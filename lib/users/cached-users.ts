@@ -15,28 +15,20 @@ export interface ToldCounters {
   readonly live: boolean
 }
 
-/**
- * Users as requests need them, each cache valid while the change counter it depends on holds (docs/decisions.md,
- * "Fast without giving up revocation"); the counters from the feed while live, else one read per burst.
- */
+/** Each cache valid while its counter holds (docs/decisions.md, "Fast without giving up revocation"). */
 export class CachedUsers {
   private counters: UserCounters | undefined
   /** Shared by the calls of this event-loop turn. */
   private nextRead: Promise<UserCounters> | undefined
   /** Emptied whenever the credentials version moves; no TTL, as nothing else makes one stale. */
   private readonly users = new LRUCache<number, UserRecord>({ max: MAX_CACHED_USERS })
-  /** Valid for one membersVersion only. */
   private anchors: { membersVersion: number, read: Promise<PageAnchors> } | undefined
   /** Keyed `offset:limit`; a page's own membersVersion decides whether it may serve. */
   private readonly pages = new LRUCache<string, Promise<DirectoryPage>>({ max: MAX_CACHED_PAGES, ttl: PAGE_REUSE_MS })
 
   constructor (private readonly store: Database, private readonly told?: ToldCounters) {}
 
-  /**
-   * Call first in each request. The calls of one event-loop turn share the counters taken after all of them
-   * (setImmediate): each still sees every change committed before its request was sent, and the turn's answers are
-   * written together (docs/performance.md, "PostgreSQL as cheap as SQLite").
-   */
+  /** Call first. One event-loop turn's calls share the counters read after them all (setImmediate). */
   async latestCounters (): Promise<UserCounters> {
     this.nextRead ??= new Promise<void>((resolve) => { setImmediate(resolve) }).then(async () => {
       // Calls from now on are in a later turn: they need counters of their own.
@@ -56,12 +48,10 @@ export class CachedUsers {
     return counters
   }
 
-  /** True while the database's feed is live; undefined without a feed. */
   get countersTold (): boolean | undefined {
     return this.told?.live
   }
 
-  /** From the latest read; undefined before the first. */
   get latest (): UserCounters | undefined {
     return this.counters
   }

@@ -10,7 +10,6 @@ const LAST_NAMES = ['Lovelace', 'Hopper', 'Turing', 'Johnson', 'Dijkstra', 'Lisk
 const GENDERS = ['female', 'male', 'non-binary', 'unspecified']
 const INTERESTS = ['astronomy', 'typography', 'sailing', 'compilers', 'gardening', 'chess', 'cartography']
 
-/** The i-th demo user: varied but the same on every machine. */
 function demoUser (i: number, passwordHash: string): NewUser {
   const first = FIRST_NAMES[i % FIRST_NAMES.length] as string
   const last = LAST_NAMES[(i * 7) % LAST_NAMES.length] as string

@@ -6,7 +6,6 @@ import type { SessionId } from '../../lib/store/session-store.js'
 declare module 'fastify' {
   interface FastifyInstance {
     activity: ActivityRecorder
-    /** Sessions' last use, written the same way. */
     sessionUse: ActivityRecorder<SessionId>
     /** A hook, after a token guard: the request's user and session were active now. */
     recordActivity: (request: FastifyRequest) => Promise<void>
@@ -16,7 +15,6 @@ declare module 'fastify' {
 /** How often users' activity is written, and so how late another replica may see a user online. */
 const ACTIVITY_INTERVAL_MS = 1000
 
-/** Users' activity (logins, refreshes, authenticated requests) and sessions' last use, written in batches. */
 export default fp(async function activity (fastify: FastifyInstance) {
   const recorder = new ActivityRecorder(
     async (seen) => { await fastify.database.recordActivity(seen) },

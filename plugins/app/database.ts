@@ -12,7 +12,6 @@ export interface DatabasePluginOptions {
   databaseUrl: string
 }
 
-/** Opens the database, brings its schema up to date before the app is ready, and closes it last. */
 export default fp(async function database (fastify: FastifyInstance, options: DatabasePluginOptions) {
   const opened = Database.open(options.databaseUrl)
   fastify.decorate('database', opened)

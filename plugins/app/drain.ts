@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 
 export interface DrainOptions {
-  /** How long `drain()` keeps the replica serving, its readiness answering 503. */
   delayMs: number
   /** On close, how long open connections may carry one more request (`Connection: close`) before idle ones close. */
   retireMs?: number
@@ -19,12 +18,7 @@ declare module 'fastify' {
   }
 }
 
-/**
- * Closes without losing a request behind a balancer keeping idle connections (nginx `keepalive`): closing one as the
- * balancer sends a POST on it makes a 502. So stop accepting (the balancer retries elsewhere), answer what still
- * arrives with `Connection: close` for up to `retireMs`, then close the idle ones, which Node's `server.close()`
- * would close at once (docs/operations.md).
- */
+/** Closing an idle connection as a balancer sends on it makes a 502: retire them first (docs/operations.md). */
 export default fp(async function drain (fastify: FastifyInstance, options: DrainOptions) {
   const retireMs = options.retireMs ?? 1000
   let draining = false

@@ -28,7 +28,6 @@ export type FairShareCharge = 'request' | 'document'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Required on every API route. */
     fairShare?: FairShareCharge
   }
   interface FastifyInstance {
@@ -49,7 +48,6 @@ export interface FairShareOptions {
   requestsPerWindow: number
   markdownBytesPerWindow: number
   markdownRendersAtOnce: number
-  /** Addresses and CIDR ranges never limited. */
   exempt: readonly string[]
   /** Charged for a chunked document (no Content-Length): the most a body may be. */
   bodyLimit: number
@@ -75,10 +73,7 @@ const SHARED_TOTALS_STALE_MS = 1000
 export const REDIS_KEY_PREFIX = 'meridian:fair-share:'
 /** A cell costs what ordinary Markdown of the same render time would (docs/decisions.md, "Fair share"). */
 const BYTES_PER_TABLE_CELL = 4
-/**
- * A JSON string spends at most 6 bytes a character (`\u0000`), plus braces and key: a longer body holds more than
- * MAX_EVENT_LOOP_RENDER_LENGTH characters. Fewer bytes prove nothing: CJK takes 3 bytes a character.
- */
+/** A JSON string spends at most 6 bytes a character (`\u0000`); fewer bytes prove nothing (CJK takes 3). */
 const CERTAINLY_THREADED_BYTES = MAX_EVENT_LOOP_RENDER_LENGTH * 6 + 64
 /** Retry-After when over the renders at once: a render takes up to seconds. */
 const RENDERS_RETRY_AFTER_SECONDS = 1
@@ -91,7 +86,6 @@ function declaredBytes (request: FastifyRequest, bodyLimit: number): number {
   return Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, bodyLimit) : bodyLimit
 }
 
-/** The IETF draft's RateLimit-Policy item of a windowed policy. */
 function policyItem (policy: QuotaPolicy): string {
   const unit = policy.unit === 'requests' ? '' : `;qu="${policy.unit}"`
   return `"${policy.name}";q=${policy.quota}${unit};w=${policy.windowSeconds}`

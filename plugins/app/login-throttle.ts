@@ -21,17 +21,12 @@ export interface LoginThrottleOptions {
 }
 
 export interface LoginThrottle {
-  /**
-   * Counts the attempt against both keys before the password check. 429 once either has had its limit of failures
-   * (waiting while only attempts in flight stand in the way); 503 if the store failed, and it then counts nowhere.
-   */
+  /** Counted before the password check: 429 once either key has its limit of failures; 503 if the store failed. */
   attempt: (request: FastifyRequest, username: string) => Promise<void>
   failed: (request: FastifyRequest, username: string) => void
-  /** Also forgets the username's window. */
   succeeded: (request: FastifyRequest, username: string) => Promise<void>
   /** The password could not be checked: the attempt no longer counts, so an outage locks no one out. */
   abandoned: (request: FastifyRequest, username: string) => Promise<void>
-  /** 503s since start because Redis failed, for the metrics. */
   readonly refusedForStoreFailure: number
 }
 
@@ -47,10 +42,7 @@ const IN_FLIGHT_WAIT_MS = 3000
 const usernameKey = (username: string) => `user:${username.toLowerCase()}`
 const addressKey = (request: FastifyRequest) => `addr:${request.ip}`
 
-/**
- * Failed logins per username and per address, which @fastify/rate-limit (counting every request) cannot. Each attempt
- * is counted under its own id and given back by that id, even if the store ran the count late (docs/decisions.md).
- */
+/** Each attempt counted under its own id and given back by it, even if the store ran the count late. */
 export default fp(async function loginThrottle (fastify: FastifyInstance, options: LoginThrottleOptions) {
   const limits = options
   const windowMs = limits.windowSeconds * 1000
@@ -64,10 +56,7 @@ export default fp(async function loginThrottle (fastify: FastifyInstance, option
   const attemptOf = new WeakMap<FastifyRequest, AttemptId>()
   let refusedForStoreFailure = 0
 
-  /**
-   * A throttle that cannot count must not let guesses through: 503, and the attempt is given back. Settling every
-   * operation first sends each command before its give-back. A refusing Redis will not recover: an error line.
-   */
+  /** A throttle that cannot count lets no guess through: 503, the attempt given back. */
   async function storeAnswers<T extends readonly unknown[]> (
     request: FastifyRequest, operations: readonly [...{ [K in keyof T]: Promise<T[K]> }], giveBack: () => void
   ): Promise<T> {

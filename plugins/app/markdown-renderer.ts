@@ -18,7 +18,6 @@ declare module 'fastify' {
 export interface MarkdownRenderer {
   /** render.ts's HTML as the route answers it: small documents at once, others in a thread; 503 while too full. */
   render: (source: string) => Promise<RenderedMarkdown>
-  /** What is waiting or rendering now, for the metrics. */
   load: () => { pendingCharacters: number, queuedRenders: number }
 }
 
@@ -28,7 +27,7 @@ const MAX_PENDING_MARKDOWN_LENGTH = 8 * 1_048_576
 /** Old-generation heap of each render thread: past it the thread dies (a 500), not the process. */
 const RENDER_THREAD_HEAP_MB = 1024
 
-/** Above V8's default: a long paragraph keeps its tokens until rendered (docs/performance.md, "Render threads"). */
+/** Above V8's default: long paragraphs keep tokens (docs/performance.md, "The figures behind the code's constants"). */
 const RENDER_THREAD_YOUNG_GENERATION_MB = 128
 
 /** One thread fewer than the cores, so that a long render never takes the event loop's core. */
@@ -38,7 +37,6 @@ const RENDER_THREADS = Math.max(1, availableParallelism() - 1)
 const RENDER_THREAD_IDLE_MS = 10_000
 
 export interface MarkdownRendererOptions {
-  /** What a render does beyond GFM (MARKDOWN_RAW_HTML, MARKDOWN_HIGHLIGHT, MARKDOWN_MATH); all of it by default. */
   features?: MarkdownFeatures
   threads?: number
   maxPendingLength?: number

@@ -14,7 +14,6 @@ export interface RedisPluginOptions {
   url?: string
 }
 
-/** Opens the replica's one Redis connection when configured; closes it after the stores that use it. */
 export default fp(async function redis (fastify: FastifyInstance, options: RedisPluginOptions) {
   const client = options.url === undefined ? undefined : connectRedis(options.url)
   fastify.decorate('redis', client)

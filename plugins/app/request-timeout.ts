@@ -8,11 +8,7 @@ export interface RequestTimeoutOptions {
   timeoutMs: number
 }
 
-/**
- * A body must arrive whole within the request timeout, counted from the request's arrival: a trickling client gets
- * 408 and its connection closed. Node's own requestTimeout stops counting once a handler reads the body; headers are
- * Node's to time (headersTimeout). Behind nginx a body arrives whole; a replica reached directly has only this.
- */
+/** Node's requestTimeout stops once a handler reads the body: a trickling body gets 408 here, connection closed. */
 export default fp(async function requestTimeout (fastify: FastifyInstance, options: RequestTimeoutOptions) {
   const timeBody = (
     request: FastifyRequest,

@@ -15,7 +15,6 @@ export interface SessionsOptions {
   refreshTtlSeconds: number
 }
 
-/** How often ended and expired sessions are pruned (and counted, by cause). */
 const PRUNE_INTERVAL_MS = 60_000
 
 export interface Sessions {
@@ -30,7 +29,6 @@ export interface Sessions {
   readonly pruned: Readonly<SessionPruner['pruned']>
 }
 
-/** One session per login; open ones cached while the sessions version holds; ended ones pruned every minute. */
 export default fp(async function sessions (fastify: FastifyInstance, options: SessionsOptions) {
   const store = fastify.database.sessions
   const openSessions = new OpenSessions(store, () => fastify.users.latest?.sessionsVersion)

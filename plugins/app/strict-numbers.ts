@@ -17,10 +17,7 @@ function numericParameters (querystring: unknown): NumericParameter[] {
     .map(([name, schema]) => ({ name, type: schema.type as NumericParameter['type'] }))
 }
 
-/**
- * Ajv's coercion takes `0x10`, ` 12`, `Infinity` and `1e400` for numbers, the infinite ones past `minimum`/`maximum`:
- * before validation (after any token guard), every numeric query parameter must be a finite decimal numeral, or 400.
- */
+/** Ajv's coercion takes `0x10`, ` 12`, `Infinity` and `1e400`: numeric query parameters must be finite numerals. */
 export default fp(async function strictNumbers (fastify: FastifyInstance) {
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const parameters = numericParameters(route.schema?.querystring)

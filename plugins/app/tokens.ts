@@ -13,38 +13,28 @@ import {
 declare module 'fastify' {
   interface FastifyInstance {
     tokens: TokenService
-    /**
-     * A preValidation hook setting `request.user` and `request.session` from the `use` token `find` reads, or throwing
-     * `refuse()` for any problem with the token, its user or its session; before validation, so a missing token gets
-     * the token's own answer, not a schema 400.
-     */
+    /** Sets `request.user` and `request.session`, or throws `refuse()`; before validation, so no schema 400 first. */
     tokenGuard: (
       use: TokenUse,
       find: (request: FastifyRequest) => unknown,
       refuse: () => HttpError
     ) => (request: FastifyRequest) => Promise<void>
-    /** preValidation hook: 403 unless `access_token` is valid; sets `request.user`. */
     requireAccessToken: (request: FastifyRequest) => Promise<void>
   }
   interface FastifyRequest {
-    /** The user a token guard let through; null on a route without one. */
     user: UserRecord | null
     /** The guarded token's session; null without a guard, or for an access token older than sessions. */
     session: TokenSession | null
   }
 }
 
-/**
- * A token holds only while its user exists, its version matches the user's (a password change raises it) and its
- * session is open: removal and password changes revoke every token of the user at once, a logout its session's.
- */
+/** A token holds while its user exists, its version matches (a password change raises it) and its session is open. */
 export default fp(async function tokens (fastify: FastifyInstance, options: TokenServiceOptions) {
   const service = new TokenService(options)
   fastify.decorate('tokens', service)
   fastify.decorateRequest('user', null)
   fastify.decorateRequest('session', null)
 
-  /** The user and session a token was issued to, if the token, the user and the session all still hold. */
   async function holderOf (token: unknown, use: TokenUse): Promise<{ user: UserRecord, session: TokenSession | null }> {
     const verified = service.verify(token, use)
     // First: it waits for the request's read of the counters, which the session check relies on.

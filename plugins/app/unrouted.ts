@@ -4,15 +4,11 @@ import { errorBody } from '../../lib/http/errors.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Requests that matched no route (answered 404) since start, for the metrics. */
     readonly unroutedRequests: number
   }
 }
 
-/**
- * Answered before any body is read: an unknown route 404 (not 400 or 413), counted; an HTTP/1.1 request without Host
- * 400, since Node's own refusal has no JSON body (requireHostHeader in app.ts).
- */
+/** Before any body is read: unknown routes 404, counted; no Host 400, as Node's refusal has no JSON body. */
 export default fp(async function unrouted (fastify: FastifyInstance) {
   let unroutedRequests = 0
   fastify.decorate('unroutedRequests', { getter: () => unroutedRequests })

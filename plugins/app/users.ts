@@ -8,7 +8,6 @@ declare module 'fastify' {
   }
 }
 
-/** Users cached while the database's counters hold; on PostgreSQL the database tells the counters as they change. */
 export default fp(async function users (fastify: FastifyInstance) {
   const feed = fastify.database.countersFeed({
     lost: (error) => {

@@ -6,10 +6,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import { type OpenApiDocument, withOperationExamples } from '../../lib/http/openapi-examples.js'
 import { namedSchemas } from '../../schemas/index.js'
 
-/**
- * The /docs page's policy: everything from this origin, nothing inline. Not swagger-ui's `upgrade-insecure-requests`:
- * served over plain HTTP under any host name, the browser would upgrade every asset to https and show a blank page.
- */
+/** No `upgrade-insecure-requests`: served over plain HTTP, the browser would upgrade every asset and show nothing. */
 export const DOCS_CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "base-uri 'self'",

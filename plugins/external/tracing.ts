@@ -1,8 +1,4 @@
-/**
- * OpenTelemetry traces over OTLP/HTTP, imported by server.ts only when isTracingOn (config.ts); OTEL_* variables apply.
- * Tokens travel in query strings and bodies, so no span holds either: the request span keeps the path, pg's spans the
- * statement without its values, ioredis's the command and its keys (a username, an address).
- */
+/** Tokens travel in query strings and bodies: no span holds either (path only, statements without values). */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
@@ -22,17 +18,13 @@ export interface Tracing {
   plugin: FastifyPluginAsync
   /** The app's Fastify `logController`: the plugin writes the "incoming request" line itself. */
   logController: AccessLog
-  /** Exports the spans still buffered, within a bound, then stops. */
   shutdown: () => Promise<void>
 }
 
 /** Redacted as in the logs: a client may put a token in the path by mistake. */
 const pathOf = (url: string): string => redactUrl(url.split('?', 1)[0] as string)
 
-/**
- * Fastify logs "incoming request" before the first hook, so before the span: the tracing plugin logs it instead, with
- * the trace id. A request refused before routing (a malformed URL) then logs only "request completed".
- */
+/** Fastify logs "incoming request" before the first hook: the tracing plugin logs it, with the trace id. */
 class IncomingLoggedByTracing extends AccessLog {
   override incomingRequest (): void {}
 }
