@@ -1,4 +1,7 @@
-/** The one sanitizer (docs/decisions.md, "Raw HTML"): parse5, then hast-util-sanitize with SCHEMA. */
+/**
+ * The one sanitizer (docs/decisions.md, "Raw HTML"): parse5, then hast-util-sanitize with SCHEMA. Raw HTML gets
+ * GitHub's allowlist; the service's own elements, marked with the render's random mark, exactly what it writes.
+ */
 import type { Element, ElementContent, Root, RootContent } from 'hast'
 import { fromParse5 } from 'hast-util-from-parse5'
 import { defaultSchema, sanitize, type Schema } from 'hast-util-sanitize'
@@ -105,7 +108,10 @@ export const SCHEMA: Schema = {
 /** The elements raw HTML may write, for the Markdown route's description. */
 export const RAW_HTML_ELEMENTS: readonly string[] = RAW_TAG_NAMES
 
-/** GitHub's rule: a scheme is what precedes a `:` before any `/`, `?` or `#`; else (`\u2028javascript:`) dropped. */
+/**
+ * GitHub's rule: a scheme is what precedes a `:` before any `/`, `?` or `#`; only http, https, mailto (and, on images,
+ * `data:image/…`) are kept, so a look-alike such as `\u2028javascript:` is dropped.
+ */
 export function isAllowedRawUrl (url: string, image: boolean): boolean {
   const value = url.replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, '')
   const colon = value.indexOf(':')
@@ -117,7 +123,10 @@ export function isAllowedRawUrl (url: string, image: boolean): boolean {
   return RAW_URL_SCHEMES.has(value.slice(0, colon).toLowerCase()) || (image && DATA_IMAGE.test(value))
 }
 
-/** Flattens, drops templates; a mark counts only as first attribute, where a raw tag left open cannot put one. */
+/**
+ * Flattens, drops templates; a mark counts only as an element's first attribute: a raw tag left open before an own
+ * start tag takes that tag in, but its own attributes come first, so it never passes for the service's own.
+ */
 function prepare (fragment: Parse5Parent, mark: string | undefined): void {
   const stack: Array<{ node: Parse5Parent, depth: number }> = [{ node: fragment, depth: 0 }]
   while (stack.length > 0) {
