@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { ConfigError, isTracingOn, loadConfig, readEnv, trustProxyOption } from '../config.js'
+import { inRepository } from './support/repository.js'
+import { ConfigError, ConfigSchema, isTracingOn, loadConfig, readEnv, trustProxyOption } from '../config.js'
 
 t.test('defaults are the contract\'s (CONTRACT C Configuration)', async (t) => {
   const env = readEnv({})
@@ -127,4 +128,27 @@ t.test('TRUST_PROXY: hops, true, or addresses', async (t) => {
   const hops = trustProxyOption('1') as (address: string, hop: number) => boolean
   t.equal(hops('10.0.0.1', 0), true)
   t.equal(hops('10.0.0.1', 1), false)
+})
+
+t.test("the README's configuration table names every variable of config.ts, with config.ts's default (one home: the schema; the table is checked)", async (t) => {
+  const readme = readFileSync(inRepository('README.md'), 'utf8')
+  const rows = readme.split('\n').filter((line) => /^\| `[A-Z_]+`/.test(line)).map((line) => line.split(' | ').map((cell) => cell.replace(/^\| /, '')))
+  const defaults = readEnv({}) as Record<string, unknown>
+  const documented = new Set<string>()
+  for (const [names = '', defaultCell = ''] of rows) {
+    const variables = [...names.matchAll(/`([A-Z_]+)`/g)].map((match) => match[1]!)
+    const literals = /^`[^`]*`(?: \/ `[^`]*`)*(?: \(|$)/.test(defaultCell) ? [...defaultCell.split(' (')[0]!.matchAll(/`([^`]*)`/g)].map((match) => match[1]!) : []
+    variables.forEach((name, index) => {
+      documented.add(name)
+      // A default that names another variable (METRICS_HOST's `HOST`) is that variable's value, not a literal.
+      if (literals[index] !== undefined && !/^[A-Z][A-Z_]+$/.test(literals[index])) t.equal(String(defaults[name]), literals[index], `${name}: the README's default is config.ts's`)
+      else if (defaultCell.startsWith('unset')) t.equal(defaults[name], undefined, `${name}: unset by default`)
+    })
+  }
+  // Read by OpenTelemetry's SDK itself; the table names the two endpoints and says what turns tracing off.
+  const readByTheSdk = new Set(['OTEL_SDK_DISABLED', 'OTEL_TRACES_EXPORTER'])
+  for (const name of Object.keys(ConfigSchema.properties)) {
+    if (!readByTheSdk.has(name)) t.ok(documented.has(name) || readme.includes(`\`${name}\``), `${name} is in the README's table`)
+  }
+  for (const name of documented) t.ok(name in ConfigSchema.properties, `${name}, in the README's table, is a variable of config.ts`)
 })
