@@ -149,8 +149,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     markdownRendersAtOnce: config.RATE_LIMIT_MARKDOWN_RENDERS,
     exempt: config.RATE_LIMIT_EXEMPT,
     bodyLimit: config.BODY_LIMIT,
-    ...options.fairShare,
-    ...(app.redis !== undefined ? { redis: app.redis } : {})
+    ...options.fairShare
   })
   await app.register(metrics)
   // Before the routes that opt in to it, whose onRoute it reads.

@@ -51,8 +51,6 @@ export interface FairShareOptions {
   exempt: readonly string[]
   /** Charged for a chunked document (no Content-Length): the most a body may be. */
   bodyLimit: number
-  /** With Redis (the replica's one client, plugins/app/redis.ts), a client's share is one across replicas. */
-  redis?: Redis
   syncIntervalMs?: number
 }
 
@@ -158,12 +156,9 @@ interface Limits {
   readonly policyHeader: Readonly<Record<FairShareCharge, string>>
 }
 
-function limitsFor (options: FairShareOptions, log: FastifyBaseLogger): Limits {
-  const counterOptions = {
-    maxClients: MAX_CLIENTS,
-    staleMs: SHARED_TOTALS_STALE_MS,
-    shared: options.redis !== undefined
-  }
+/** `shared`: with Redis, a client's share is one across replicas. */
+function limitsFor (options: FairShareOptions, log: FastifyBaseLogger, shared: boolean): Limits {
+  const counterOptions = { maxClients: MAX_CLIENTS, staleMs: SHARED_TOTALS_STALE_MS, shared }
   const requests = new QuotaCounter({
     name: POLICY_NAMES.requests,
     quota: options.requestsPerWindow,
@@ -355,11 +350,12 @@ function placeRelease (limits: Limits): onSendHookHandler {
 
 /** Each client's fair share (docs/decisions.md, "Fair share"): the hooks above on each route by `config.fairShare`. */
 export default fp(async function fairShare (fastify: FastifyInstance, options: FairShareOptions) {
-  const limits = limitsFor(options, fastify.log)
-  if (options.redis !== undefined) {
+  const { redis } = fastify
+  const limits = limitsFor(options, fastify.log, redis !== undefined)
+  if (redis !== undefined) {
     shareThroughRedis(
       fastify,
-      options.redis,
+      redis,
       [limits.requests, limits.markdownBytes],
       options.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS
     )
@@ -388,4 +384,4 @@ export default fp(async function fairShare (fastify: FastifyInstance, options: F
   })
 
   fastify.decorate('fairShare', { refusals: () => limits.refusals.counts() } satisfies FairShare)
-}, { name: 'fair-share', dependencies: ['errors'] })
+}, { name: 'fair-share', dependencies: ['errors', 'redis'] })
