@@ -30,17 +30,18 @@ const DATA_IMAGE = /^data:image\/(?:gif|png|jpeg|webp)[;,]/i
 const IMAGE_ELEMENTS = new Set(['img', 'source'])
 const URL_PROPERTIES = ['href', 'src', 'cite', 'longDesc'] as const
 
-const CLOBBER_PREFIX = 'user-content-'
-const CLOBBERED = ['id', 'name', 'ariaDescribedBy', 'ariaLabelledBy'] as const
+/** GitHub's clobbering (the default schema's): applied after the pass, to raw elements only (`finish`). */
+const CLOBBER_PREFIX = defaultSchema.clobberPrefix!
+const CLOBBERED = defaultSchema.clobber!
 
 /** GitHub's allowlist (hast-util-sanitize's default) less what it allows its own markup: `class`, `data-*`, `input`. */
-const RAW_TAG_NAMES = defaultSchema.tagNames!.filter((tagName) => tagName !== 'input')
+export const RAW_HTML_ELEMENTS: readonly string[] = defaultSchema.tagNames!.filter((tagName) => tagName !== 'input')
 const isOwnOnly = (property: PropertyDefinition): boolean => {
   const name = typeof property === 'string' ? property : property[0]
   return name === 'className' || name.startsWith('data')
 }
 /** Every raw element's attributes, GitHub's global ones included (no `*`: it would reach the own elements too). */
-const RAW_ATTRIBUTES = Object.fromEntries(RAW_TAG_NAMES.map((tagName) => [tagName,
+const RAW_ATTRIBUTES = Object.fromEntries(RAW_HTML_ELEMENTS.map((tagName) => [tagName,
   [...(defaultSchema.attributes![tagName] ?? []), ...defaultSchema.attributes!['*']!]
     .filter((property) => !isOwnOnly(property))]))
 
@@ -94,7 +95,7 @@ const OWN_ATTRIBUTES: Record<string, PropertyDefinition[]> = {
 /** Raw HTML's part and the service's of one schema; raw URLs and ids are checked after the pass (`finish`). */
 export const SCHEMA: Schema = {
   ...defaultSchema,
-  tagNames: [...RAW_TAG_NAMES, ...Object.keys(OWN_ATTRIBUTES).map(ownName)],
+  tagNames: [...RAW_HTML_ELEMENTS, ...Object.keys(OWN_ATTRIBUTES).map(ownName)],
   attributes: {
     ...RAW_ATTRIBUTES,
     ...Object.fromEntries(Object.entries(OWN_ATTRIBUTES).map(([tagName, attributes]) => [ownName(tagName), attributes]))
@@ -104,9 +105,6 @@ export const SCHEMA: Schema = {
   protocols: {},
   strip: ['script', 'style']
 }
-
-/** The elements raw HTML may write, for the Markdown route's description. */
-export const RAW_HTML_ELEMENTS: readonly string[] = RAW_TAG_NAMES
 
 /**
  * GitHub's rule: a scheme is what precedes a `:` before any `/`, `?` or `#`; only http, https, mailto (and, on images,
@@ -201,7 +199,7 @@ function checkRawElement (element: Element): void {
   for (const name of CLOBBERED) {
     const value = properties[name]
     if (value === undefined || value === null) continue
-    element.properties[name as string] = Array.isArray(value)
+    element.properties[name] = Array.isArray(value)
       ? value.map((item) => CLOBBER_PREFIX + String(item))
       : CLOBBER_PREFIX + String(value)
   }

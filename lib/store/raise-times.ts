@@ -21,11 +21,10 @@ export async function raiseTimes<K extends number | string> (
   const column = sql.ref(target.column)
   const current = sql.ref(`${target.table}.${target.column}`)
   const id = sql.ref(`${target.table}.id`)
-  const keys = entries.map(([key]) => key)
-  const times = entries.map(([, at]) => at)
   const query = dialect === 'postgres'
     ? sql`update ${table} set ${column} = greatest(${current}, seen.at)
-        from unnest(${keys}::${sql.raw(target.keyType)}[], ${times}::bigint[]) as seen(id, at)
+        from unnest(${entries.map(([key]) => key)}::${sql.raw(target.keyType)}[],
+          ${entries.map(([, at]) => at)}::bigint[]) as seen(id, at)
         where ${id} = seen.id`
     : sql`update ${table} set ${column} = max(coalesce(${current}, 0), seen.at)
         from (select value ->> 0 as id, value ->> 1 as at from json_each(${JSON.stringify(entries)})) as seen
