@@ -2,7 +2,8 @@ import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
+import { BoundHistogram } from '../../lib/metrics/bound-histogram.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,24 +16,23 @@ const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
 /** HEAD routes only mirror GET ones. */
 const UNTIMED_METHODS = new Set(['HEAD', 'OPTIONS', 'TRACE', 'CONNECT'])
 
-type DurationLabel = 'method' | 'route' | 'status_code'
-
-/** By route pattern, never the raw URL (it carries tokens); label children bound once per route, method and status. */
-function timeEachRoute (fastify: FastifyInstance, durations: Histogram<DurationLabel>): void {
+/** By route pattern, never the raw URL (it carries tokens); a series bound once per route, method and status. */
+function timeEachRoute (fastify: FastifyInstance, durations: BoundHistogram): void {
   fastify.addHook('onRoute', (route) => {
     const methods = [route.method].flat().filter((method) => !UNTIMED_METHODS.has(method))
     if (methods.length === 0) return
-    const byMethod = new Map(methods.map((method) => [method, new Map<number, Histogram.Internal<DurationLabel>>()]))
+    const byMethod = new Map(methods.map((method) => [method, new Map<number, (seconds: number) => void>()]))
     const observe = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
       const byStatus = byMethod.get(request.method)
       if (byStatus !== undefined) {
-        let child = byStatus.get(reply.statusCode)
-        if (child === undefined) {
-          child = durations.labels(request.method, route.url, String(reply.statusCode))
-          byStatus.set(reply.statusCode, child)
+        let observeSeconds = byStatus.get(reply.statusCode)
+        if (observeSeconds === undefined) {
+          const labels = { method: request.method, route: route.url, status_code: String(reply.statusCode) }
+          observeSeconds = durations.series(labels)
+          byStatus.set(reply.statusCode, observeSeconds)
         }
         // From the request's arrival until its response was handed to the operating system.
-        child.observe(reply.elapsedTime / 1000)
+        observeSeconds(reply.elapsedTime / 1000)
       }
       done()
     }
@@ -53,10 +53,9 @@ function growthOfCounts (): (name: string, total: number) => number {
 export default fp(async function metrics (fastify: FastifyInstance) {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
-  timeEachRoute(fastify, new Histogram({
+  timeEachRoute(fastify, new BoundHistogram({
     name: 'http_request_duration_seconds',
     help: 'request duration in seconds',
-    labelNames: ['method', 'route', 'status_code'],
     buckets: DURATION_BUCKETS,
     registers: [registry]
   }))
