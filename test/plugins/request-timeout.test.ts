@@ -55,3 +55,25 @@ t.test('a body sent in time on a kept-alive connection is not cut by an earlier 
     await new Promise((resolve) => setTimeout(resolve, 600))
   }
 })
+
+t.test('a body whose rest comes in a later packet, within REQUEST_TIMEOUT, is answered; past it, 408', async (t) => {
+  const app = await build(t, { REQUEST_TIMEOUT: '1' })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = app.server.address() as { port: number }
+  const body = JSON.stringify({ markdown: '*late*' })
+  const request = 'POST /api/markdown/parse HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+    `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`
+  for (const [restAfterMs, status] of [[300, 200], [1500, 408]] as const) {
+    const socket = connect(port, '127.0.0.1')
+    await once(socket, 'connect')
+    let answer = ''
+    socket.on('data', (chunk: Buffer) => { answer += chunk.toString() })
+    socket.on('error', () => {})
+    // Headers and the start of the body in one packet, as a client sends them; the last bytes later.
+    socket.write(request.slice(0, -4))
+    const rest = setTimeout(() => { if (socket.writable) socket.write(request.slice(-4)) }, restAfterMs)
+    await once(socket, 'close')
+    clearTimeout(rest)
+    t.match(answer, new RegExp(`^HTTP/1\\.1 ${status} `), `the rest after ${restAfterMs} ms: ${status}`)
+  }
+})
