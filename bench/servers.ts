@@ -64,7 +64,7 @@ async function fixed (logger = false): Promise<number> {
 }
 
 async function app (databaseUrl: string, users: number): Promise<number> {
-  const built = async <T>(path: string): Promise<T> => await import(new URL(`../dist${path}`, import.meta.url).href) as T
+  const built = async <T>(path: string): Promise<T> => await import(new URL(`../dist/${path}`, import.meta.url).href) as T
   const { buildApp } = await built<typeof import('../app.js')>('app.js')
   const { loadConfig } = await built<typeof import('../config.js')>('config.js')
   const { seedUsers } = await built<typeof import('../lib/users/seed-users.js')>('lib/users/seed-users.js')
