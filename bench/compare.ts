@@ -2,7 +2,8 @@
  * `npm run bench -- compare REF`: the working tree's `meridian serve` beside the one built from git REF (the last
  * release), route by route in alternating rounds, at 10 and at 32 connections (issue #56). Each route's rate, new ÷
  * old, is guarded (a regression is a defect) as the median of each round's ratio; list and refresh on PostgreSQL ÷
- * on SQLite of the working tree too, with each server's CPU an answer beside the rates. REF is built once into
+ * on SQLite of the working tree too, with each server's CPU an answer beside the rates; sun beside Fastify's fixed body
+ * too (each build ÷ it: what the host does to the route). REF is built once into
  * tmpdir()/meridian-compare/<commit>. COMPARE_ROUTES=refresh,markdown (the routes' first words) runs only those.
  */
 import { execFileSync } from 'node:child_process'
@@ -11,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PLAIN_README } from '../test/support/markdown-corpus.js'
-import { type BenchRequest, benchRounds, type ChildServer, type Contender, JSON_HEADERS, log, medianRatesAndCpu, medianRoundRatio, pinServersAwayFromLoad, ratio, type Table } from './harness.js'
+import { type BenchRequest, benchRounds, type ChildServer, type Contender, JSON_HEADERS, log, medianRatesAndCpu, medianRoundRatio, pinServersAwayFromLoad, ratio, startServer, type Table } from './harness.js'
 import { FLOORS } from './floors.js'
 import { listRequest, logIn, postgresUrl, refreshRequest, sqliteUrl, staggeredOver, withServers } from './fixtures.js'
 import { startService } from './service.js'
@@ -53,8 +54,9 @@ export async function compare (table: Table, ref: string): Promise<void> {
     const onPostgres = postgres.every((database) => database !== undefined)
       ? clis.map(async (each, index) => await startService('quiet', postgres[index]!.url, USERS, 'exempt', { cli: each }))
       : []
-    await withServers([...onSqlite, ...onPostgres], async (servers) => {
-      pinServersAwayFromLoad(servers)
+    // Fastify answering a fixed body beside sun: both builds' ratio to it says what the host does to the route.
+    await withServers([startServer('fixed'), ...onSqlite, ...onPostgres], async ([fixed, ...servers]) => {
+      pinServersAwayFromLoad([fixed!, ...servers])
       const [oldSqlite, newSqlite, oldPostgres, newPostgres] = servers as [ChildServer, ChildServer, ChildServer?, ChildServer?]
       const tokens = await Promise.all(servers.map(async (server) => await logIn(server.url)))
       const contender = (name: string, server: ChildServer, requests: BenchRequest[], setupClient?: Contender['setupClient']): Contender =>
@@ -64,7 +66,13 @@ export async function compare (table: Table, ref: string): Promise<void> {
       const byServer = (request: typeof listRequest) => (name: string, index: number, server: ChildServer | undefined): Contender[] =>
         server === undefined ? [] : [contender(name, server, [request(tokens[index]!)])]
       const routes: Array<{ route: string, contenders: Contender[], postgres?: boolean }> = [
-        { route: 'sun', contenders: [contender('old', oldSqlite, sun, staggeredOver(sun)), contender('new', newSqlite, sun, staggeredOver(sun))] },
+        {
+          route: 'sun',
+          contenders: [
+            contender('old', oldSqlite, sun, staggeredOver(sun)), contender('new', newSqlite, sun, staggeredOver(sun)),
+            contender('fixed body', fixed!, sun, staggeredOver(sun))
+          ]
+        },
         ...([['list page 1', listRequest], ['refresh', refreshRequest]] as const).map(([route, request]) => ({
           route,
           postgres: newPostgres !== undefined,
@@ -90,6 +98,9 @@ export async function compare (table: Table, ref: string): Promise<void> {
           const at = `${route}, ${connections} connections`
           table.guard(`compare ${at}: new ÷ ${release}`, rateRatio('new', 'old'), FLOORS.newVsRelease, ratio)
           table.note(`compare ${at}: CPU an answer, new ÷ ${release}`, `${of(cpu, 'new').toFixed(1)} ÷ ${of(cpu, 'old').toFixed(1)} µs`)
+          if (rounds.rates['fixed body'] !== undefined) {
+            table.note(`compare ${at}: new ÷ fixed body, ${release} ÷ fixed body`, `${ratio(rateRatio('new', 'fixed body'))}, ${ratio(rateRatio('old', 'fixed body'))}`)
+          }
           if (withPostgres !== true) continue
           table.guard(`compare ${at} on PostgreSQL: new ÷ ${release}`, rateRatio('new on PostgreSQL', 'old on PostgreSQL'), FLOORS.newVsRelease, ratio)
           table.note(`compare ${at} on PostgreSQL: CPU an answer, new ÷ ${release}`, `${of(cpu, 'new on PostgreSQL').toFixed(1)} ÷ ${of(cpu, 'old on PostgreSQL').toFixed(1)} µs`)
