@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PLAIN_README } from '../test/support/markdown-corpus.js'
-import { type BenchRequest, benchRounds, type ChildServer, type Contender, JSON_HEADERS, log, medianRatesAndCpu, medianRoundRatio, pinServersAwayFromLoad, ratio, startServer, type Table } from './harness.js'
+import { type BenchRequest, benchRounds, type ChildServer, type Contender, JSON_HEADERS, log, median, medianRatesAndCpu, medianRoundRatio, pinServersAwayFromLoad, ratio, startServer, type Table } from './harness.js'
 import { FLOORS } from './floors.js'
 import { listRequest, logIn, postgresUrl, refreshRequest, sqliteUrl, staggeredOver, withServers } from './fixtures.js'
 import { startService } from './service.js'
@@ -43,45 +43,72 @@ export function buildRelease (ref: string): { commit: string, cli: string } {
   return { commit, cli }
 }
 
+/**
+ * Server processes of each build, each round on one set of them in turn: two processes of one build ran 18 % apart in
+ * CPU an answer for their whole life here (sun at 32 connections: 106.7 ÷ 90.1 µs, where the run before read 70.6 ÷
+ * 78.5 with the same code), so one process a build compared instances, not builds.
+ */
+const PROCESSES_PER_BUILD = Number(process.env.COMPARE_PROCESSES ?? 3)
+
+/** One process of each build on SQLite, and on PostgreSQL when there is a server, with its bench user's tokens. */
+interface ProcessSet {
+  old: ChildServer
+  new: ChildServer
+  oldPostgres?: ChildServer
+  newPostgres?: ChildServer
+  tokens: Map<ChildServer, Awaited<ReturnType<typeof logIn>>>
+}
+
 export async function compare (table: Table, ref: string): Promise<void> {
   const { commit, cli } = buildRelease(ref)
   const release = `${ref === commit ? commit.slice(0, 7) : ref}`
-  // The release's CLI, then the working tree's (the default).
-  const clis = [cli, undefined]
-  const postgres = [await postgresUrl(), await postgresUrl()]
+  const sets = Array.from({ length: PROCESSES_PER_BUILD }, (_, index) => index)
+  // The release's CLI, then the working tree's (the default), in each set.
+  const clis = sets.flatMap(() => [cli, undefined])
+  const postgres = await Promise.all(clis.map(async () => await postgresUrl()))
   try {
     const onSqlite = clis.map(async (each) => await startService('quiet', sqliteUrl(), USERS, 'exempt', { cli: each }))
-    const onPostgres = postgres.every((database) => database !== undefined)
+    const withPostgres = postgres.every((database) => database !== undefined)
+    const onPostgres = withPostgres
       ? clis.map(async (each, index) => await startService('quiet', postgres[index]!.url, USERS, 'exempt', { cli: each }))
       : []
     // Fastify answering a fixed body beside sun: both builds' ratio to it says what the host does to the route.
     await withServers([startServer('fixed'), ...onSqlite, ...onPostgres], async ([fixed, ...servers]) => {
       pinServersAwayFromLoad([fixed!, ...servers])
-      const [oldSqlite, newSqlite, oldPostgres, newPostgres] = servers as [ChildServer, ChildServer, ChildServer?, ChildServer?]
       const tokens = await Promise.all(servers.map(async (server) => await logIn(server.url)))
+      const tokensOf = new Map(servers.map((server, index) => [server, tokens[index]!]))
+      const processSets: ProcessSet[] = sets.map((set) => ({
+        old: servers[2 * set]!,
+        new: servers[2 * set + 1]!,
+        ...(withPostgres ? { oldPostgres: servers[clis.length + 2 * set]!, newPostgres: servers[clis.length + 2 * set + 1]! } : {}),
+        tokens: tokensOf
+      }))
       const contender = (name: string, server: ChildServer, requests: BenchRequest[], setupClient?: Contender['setupClient']): Contender =>
         ({ name, url: server.url, requests, setupClient, pid: server.child.pid })
       const sun = sunQueries()
       const plain: BenchRequest[] = [{ method: 'POST', path: '/api/markdown/parse', headers: JSON_HEADERS, body: JSON.stringify({ markdown: PLAIN_README }) }]
-      const byServer = (request: typeof listRequest) => (name: string, index: number, server: ChildServer | undefined): Contender[] =>
-        server === undefined ? [] : [contender(name, server, [request(tokens[index]!)])]
-      const routes: Array<{ route: string, contenders: Contender[], postgres?: boolean }> = [
+      const byServer = (request: typeof listRequest, name: string, server: ChildServer | undefined): Contender[] =>
+        server === undefined ? [] : [contender(name, server, [request(tokensOf.get(server)!)])]
+      const routes: Array<{ route: string, contenders: (set: ProcessSet) => Contender[], postgres?: boolean }> = [
         {
           route: 'sun',
-          contenders: [
-            contender('old', oldSqlite, sun, staggeredOver(sun)), contender('new', newSqlite, sun, staggeredOver(sun)),
+          contenders: (set) => [
+            contender('old', set.old, sun, staggeredOver(sun)), contender('new', set.new, sun, staggeredOver(sun)),
             contender('fixed body', fixed!, sun, staggeredOver(sun))
           ]
         },
         ...([['list page 1', listRequest], ['refresh', refreshRequest]] as const).map(([route, request]) => ({
           route,
-          postgres: newPostgres !== undefined,
-          contenders: [
-            ...byServer(request)('old', 0, oldSqlite), ...byServer(request)('new', 1, newSqlite),
-            ...byServer(request)('old on PostgreSQL', 2, oldPostgres), ...byServer(request)('new on PostgreSQL', 3, newPostgres)
+          postgres: withPostgres,
+          contenders: (set: ProcessSet) => [
+            ...byServer(request, 'old', set.old), ...byServer(request, 'new', set.new),
+            ...byServer(request, 'old on PostgreSQL', set.oldPostgres), ...byServer(request, 'new on PostgreSQL', set.newPostgres)
           ]
         })),
-        { route: `markdown, a plain ${(PLAIN_README.length / 1024).toFixed(1)} KiB document`, contenders: [contender('old', oldSqlite, plain), contender('new', newSqlite, plain)] }
+        {
+          route: `markdown, a plain ${(PLAIN_README.length / 1024).toFixed(1)} KiB document`,
+          contenders: (set) => [contender('old', set.old, plain), contender('new', set.new, plain)]
+        }
       ]
       // A route is chosen by its first word: sun, list, refresh, markdown.
       const firstWord = (route: string): string => route.split(/[ ,]/, 1)[0]!
@@ -89,23 +116,31 @@ export async function compare (table: Table, ref: string): Promise<void> {
       const chosen = process.env.COMPARE_ROUTES?.split(',').map((name) => name.trim()) ?? known
       const unknown = chosen.filter((name) => !known.includes(name))
       if (unknown.length > 0) throw new Error(`COMPARE_ROUTES: no route ${unknown.join(', ')} (${known.join(', ')})`)
+      const roundsPerSet = { ...ROUNDS, rounds: Math.ceil(ROUNDS.rounds / processSets.length) }
       for (const connections of CONNECTIONS) {
-        for (const { route, contenders, postgres: withPostgres } of routes.filter(({ route }) => chosen.includes(firstWord(route)))) {
-          log(`compare: ${route}, ${connections} connections, the working tree (new) and ${release} (old), quiet${withPostgres === true ? ', on SQLite and on PostgreSQL' : ''}`)
-          const { rounds, cpuMicrosPerAnswer: cpu } = await medianRatesAndCpu(contenders.map((each) => ({ ...each, connections })), undefined, ROUNDS)
-          const of = (figures: Record<string, number>, name: string): number => figures[name] ?? NaN
-          const rateRatio = (a: string, b: string): number => medianRoundRatio(rounds.rates[a] ?? [], rounds.rates[b] ?? [])
+        for (const { route, contenders, postgres: onBoth } of routes.filter(({ route }) => chosen.includes(firstWord(route)))) {
+          log(`compare: ${route}, ${connections} connections, the working tree (new) and ${release} (old), quiet${onBoth === true ? ', on SQLite and on PostgreSQL' : ''}, ${processSets.length} processes of each`)
+          // Each set's rounds in turn; a ratio is then the median over every round of every set.
+          const rates: Record<string, number[]> = {}
+          const cpuRounds: Record<string, number[]> = {}
+          for (const set of processSets) {
+            const { rounds } = await medianRatesAndCpu(contenders(set).map((each) => ({ ...each, connections })), undefined, roundsPerSet)
+            for (const [name, values] of Object.entries(rounds.rates)) (rates[name] ??= []).push(...values)
+            for (const [name, values] of Object.entries(rounds.cpuMicrosPerAnswer)) (cpuRounds[name] ??= []).push(...values)
+          }
+          const cpu = (name: string): number => median(cpuRounds[name] ?? [])
+          const rateRatio = (a: string, b: string): number => medianRoundRatio(rates[a] ?? [], rates[b] ?? [])
           const at = `${route}, ${connections} connections`
           table.guard(`compare ${at}: new ÷ ${release}`, rateRatio('new', 'old'), FLOORS.newVsRelease, ratio)
-          table.note(`compare ${at}: CPU an answer, new ÷ ${release}`, `${of(cpu, 'new').toFixed(1)} ÷ ${of(cpu, 'old').toFixed(1)} µs`)
-          if (rounds.rates['fixed body'] !== undefined) {
+          table.note(`compare ${at}: CPU an answer, new ÷ ${release}`, `${cpu('new').toFixed(1)} ÷ ${cpu('old').toFixed(1)} µs`)
+          if (rates['fixed body'] !== undefined) {
             table.note(`compare ${at}: new ÷ fixed body, ${release} ÷ fixed body`, `${ratio(rateRatio('new', 'fixed body'))}, ${ratio(rateRatio('old', 'fixed body'))}`)
           }
-          if (withPostgres !== true) continue
+          if (onBoth !== true) continue
           table.guard(`compare ${at} on PostgreSQL: new ÷ ${release}`, rateRatio('new on PostgreSQL', 'old on PostgreSQL'), FLOORS.newVsRelease, ratio)
-          table.note(`compare ${at} on PostgreSQL: CPU an answer, new ÷ ${release}`, `${of(cpu, 'new on PostgreSQL').toFixed(1)} ÷ ${of(cpu, 'old on PostgreSQL').toFixed(1)} µs`)
+          table.note(`compare ${at} on PostgreSQL: CPU an answer, new ÷ ${release}`, `${cpu('new on PostgreSQL').toFixed(1)} ÷ ${cpu('old on PostgreSQL').toFixed(1)} µs`)
           table.guard(`compare ${at}: new, on PostgreSQL ÷ on SQLite`, rateRatio('new on PostgreSQL', 'new'), FLOORS.postgresVsSqlite, ratio)
-          table.note(`compare ${at}: new, CPU an answer on PostgreSQL ÷ on SQLite`, `${of(cpu, 'new on PostgreSQL').toFixed(1)} ÷ ${of(cpu, 'new').toFixed(1)} µs`)
+          table.note(`compare ${at}: new, CPU an answer on PostgreSQL ÷ on SQLite`, `${cpu('new on PostgreSQL').toFixed(1)} ÷ ${cpu('new').toFixed(1)} µs`)
         }
       }
     })
