@@ -43,7 +43,7 @@ export class BoundHistogram {
     for (const registry of options.registers) registry.registerMetric(this as unknown as Metric)
   }
 
-  /** An observer of one label set, for the caller to keep: it is the one shown until `reset`, then from zero. */
+  /** An observer of one label set, shown from now on: bind it at its first observation, as prom-client shows a set. */
   series (labels: Labels): (value: number) => void {
     const series = new Series({ ...labels }, this.bounds.length)
     this.all.push(series)
