@@ -33,7 +33,8 @@ export class BoundHistogram {
   readonly type = 'histogram'
   readonly aggregator = 'sum'
   private readonly bounds: readonly number[]
-  private readonly all: Series[] = []
+  /** By their labels' key: one series a label set, however many times it is bound (two routes of one pattern). */
+  private readonly all = new Map<string, Series>()
 
   constructor (options: BoundHistogramOptions) {
     this.name = options.name
@@ -45,8 +46,9 @@ export class BoundHistogram {
 
   /** An observer of one label set, shown from now on: bind it at its first observation, as prom-client shows a set. */
   series (labels: Labels): (value: number) => void {
-    const series = new Series({ ...labels }, this.bounds.length)
-    this.all.push(series)
+    const key = JSON.stringify(Object.entries(labels).sort(([a], [b]) => a < b ? -1 : 1))
+    const series = this.all.get(key) ?? new Series({ ...labels }, this.bounds.length)
+    this.all.set(key, series)
     const bounds = this.bounds
     return (value) => {
       let bucket = 0
@@ -66,7 +68,7 @@ export class BoundHistogram {
     values: Array<{ metricName: string, labels: Record<string, string | number>, value: number }>
   }> {
     const values = []
-    for (const { labels, inBucket, sum, count } of this.all) {
+    for (const { labels, inBucket, sum, count } of this.all.values()) {
       let below = 0
       for (const [bucket, bound] of this.bounds.entries()) {
         below += inBucket[bucket]!
@@ -79,8 +81,9 @@ export class BoundHistogram {
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values }
   }
 
+  /** Zeroes every series (prom-client's drops them; nothing here resets the registry). */
   reset (): void {
-    for (const series of this.all) {
+    for (const series of this.all.values()) {
       series.inBucket.fill(0)
       series.sum = 0
       series.count = 0

@@ -34,7 +34,7 @@ export default fp(async function requestTimeout (fastify: FastifyInstance, optio
     const bodies = arriving
     arriving = []
     for (const { request, reply, payload } of bodies) {
-      if (!request.raw.complete && !payload.destroyed) armTimer(request, reply, payload)
+      if (!request.raw.complete && !payload.destroyed && !payload.readableEnded) armTimer(request, reply, payload)
     }
   }
   const timeBody = (

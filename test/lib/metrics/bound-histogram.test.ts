@@ -63,3 +63,13 @@ t.test('a value on a bound counts in that bound\'s bucket (le is "less or equal"
   t.match(text, 'h_bucket{le="1",route="/a"} 1\nh_bucket{le="2",route="/a"} 2\nh_bucket{le="+Inf",route="/a"} 3\n')
   t.match(text, 'h_sum{route="/a"} 6\nh_count{route="/a"} 3')
 })
+
+t.test('a label set bound twice is one series, as prom-client keeps it', async (t) => {
+  const registry = new Registry()
+  const histogram = new BoundHistogram({ name: 'h', help: 'h', buckets: [1], registers: [registry] })
+  histogram.series({ route: '/a', method: 'GET' })(0.5)
+  histogram.series({ method: 'GET', route: '/a' })(2)
+  const text = await registry.metrics()
+  t.equal(text.split('\n').filter((line) => line.startsWith('h_count')).length, 1, 'one series')
+  t.match(text, 'h_count{route="/a",method="GET"} 2')
+})
