@@ -50,13 +50,12 @@ export function buildRelease (ref: string): { commit: string, cli: string } {
  */
 const PROCESSES_PER_BUILD = Number(process.env.COMPARE_PROCESSES ?? 3)
 
-/** One process of each build on SQLite, and on PostgreSQL when there is a server, with its bench user's tokens. */
+/** One process of each build on SQLite, and on PostgreSQL when there is a server. */
 interface ProcessSet {
   old: ChildServer
   new: ChildServer
   oldPostgres?: ChildServer
   newPostgres?: ChildServer
-  tokens: Map<ChildServer, Awaited<ReturnType<typeof logIn>>>
 }
 
 export async function compare (table: Table, ref: string): Promise<void> {
@@ -80,8 +79,7 @@ export async function compare (table: Table, ref: string): Promise<void> {
       const processSets: ProcessSet[] = sets.map((set) => ({
         old: servers[2 * set]!,
         new: servers[2 * set + 1]!,
-        ...(withPostgres ? { oldPostgres: servers[clis.length + 2 * set]!, newPostgres: servers[clis.length + 2 * set + 1]! } : {}),
-        tokens: tokensOf
+        ...(withPostgres ? { oldPostgres: servers[clis.length + 2 * set]!, newPostgres: servers[clis.length + 2 * set + 1]! } : {})
       }))
       const contender = (name: string, server: ChildServer, requests: BenchRequest[], setupClient?: Contender['setupClient']): Contender =>
         ({ name, url: server.url, requests, setupClient, pid: server.child.pid })
