@@ -2,7 +2,8 @@
 // Prints the slowest test processes (a file, or a folder whose files share one) and subtests of a
 // tap run, from its TAP output (a file, or standard input):
 // `npm test 2>&1 | tee tap.log; node scripts/test-times.mjs tap.log`.
-// .ci/run prints it after every suite, so that the next slow test is seen the day it lands.
+// .ci/run prints it after every suite, so that the next slow test is seen the day it lands. Last come
+// the failed points with their path and tap's account of each: CI may keep only the end of its output.
 import { readFileSync } from 'node:fs'
 
 const SHOWN = 10
@@ -18,10 +19,34 @@ const source = (name) => name
   .replace(/^\.test-build\/processes\/\d-shared\/(.*)\.test\.js$/, 'test/$1/ (its files in one process)')
   .replace(/^\.test-build\/processes\/\d-under-load\/.*$/, 'the files under load (one after the other, in one process)')
   .replace(/^\.test-build\/(?:processes\/\d-\w+\/)?(.*)\.js$/, '$1.ts')
+// A failed point's diagnosis is the YAML block under it, two spaces further in ("---" to "...").
+const failedPoint = /^( *)not ok \d+ - (.*?)(?: # time=[\d.]+ms)?$/
+const subtest = /^( *)# Subtest: (.*)$/
 const files = []
 const subtests = []
+const failures = []
+const path = []
 let file = '?'
+let diagnosis = null
 for (const line of text.split('\n')) {
+  if (diagnosis !== null) {
+    diagnosis.lines.push(line.slice(diagnosis.indent))
+    if (line.trim() === '...' || diagnosis.lines.length > 40) diagnosis = null
+    continue
+  }
+  const opened = subtest.exec(line)
+  if (opened !== null) path.splice(opened[1].length / 4, Infinity, opened[2])
+  const failed = failedPoint.exec(line)
+  if (failed !== null) {
+    const depth = failed[1].length / 4
+    const where = path.slice(0, depth).map(source)
+    failures.push({ name: [...where, source(failed[2])].join(' > '), indent: failed[1].length + 2, lines: [] })
+  }
+  if (line.trim() === '---' && failures.length > 0 && failures.at(-1).lines.length === 0) {
+    diagnosis = failures.at(-1)
+    diagnosis.lines.push(line.slice(diagnosis.indent))
+    continue
+  }
   if (line.startsWith('# Subtest: ')) file = source(line.slice('# Subtest: '.length))
   const match = point.exec(line)
   if (match === null) continue
@@ -39,3 +64,11 @@ const table = (title, rows) => {
 const total = files.reduce((sum, { seconds }) => sum + seconds, 0)
 table(`The ${SHOWN} slowest of ${files.length} test processes (${total.toFixed(0)} s in all; tap runs several at a time):`, files)
 table(`The ${SHOWN} slowest subtests:`, subtests)
+
+if (failures.length > 0) {
+  console.log(`\nFailed (${failures.length}, each with the subtests it is in):`)
+  for (const { name, lines } of failures) {
+    console.log(`not ok - ${name}`)
+    for (const line of lines) console.log(`    ${line}`)
+  }
+}
