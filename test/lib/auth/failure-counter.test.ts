@@ -9,6 +9,8 @@ import { redisSkip, redisUrl } from '../../support/requirements.js'
 import { TcpProxy } from '../../support/tcp-proxy.js'
 
 const WINDOW_MS = 60_000
+/** The command timeout where the proxy holds Redis's answers: short, so that a test waits little for it. */
+const STALLED_TIMEOUT_MS = 500
 
 /** What both counters promise, on a counter whose keys start empty. */
 async function keepsTheContract (t: Test, counter: FailureCounter): Promise<void> {
@@ -79,14 +81,19 @@ const skip = redisSkip()
 
 interface RedisCounterSetup { counter: RedisFailureCounter, proxy: TcpProxy, direct: Redis, keyOf: (key: string) => string, cut: () => Promise<void> }
 
-/** A counter on a client through a proxy the test controls, with a short command timeout, and a direct client to look. */
-async function redisCounter (t: Test, options: { maxUnconfirmedChanges?: number } = {}): Promise<RedisCounterSetup> {
+/**
+ * A counter on a client through a proxy the test controls, and a direct client to look. The command
+ * timeout is the service's unless a test stalls the proxy: a short one there would also fail the
+ * commands of a test whose process CI starves of CPU for longer (its timer runs before the answer is read).
+ */
+async function redisCounter (t: Test, options: { maxUnconfirmedChanges?: number, commandTimeout?: number } = {}): Promise<RedisCounterSetup> {
   const target = new URL(redisUrl as string)
   const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port === '' ? 6379 : target.port) })
-  const client = new Redis(`redis://127.0.0.1:${proxy.port}`, { ...REDIS_CLIENT_OPTIONS, commandTimeout: 200 })
+  const { commandTimeout = REDIS_CLIENT_OPTIONS.commandTimeout, ...counterOptions } = options
+  const client = new Redis(`redis://127.0.0.1:${proxy.port}`, { ...REDIS_CLIENT_OPTIONS, commandTimeout })
   client.on('error', () => {})
   const prefix = `meridian:test:failure-counter:${randomBytes(4).toString('hex')}:`
-  const counter = new RedisFailureCounter(client, WINDOW_MS, { prefix, ...options })
+  const counter = new RedisFailureCounter(client, WINDOW_MS, { prefix, ...counterOptions })
   const direct = new Redis(redisUrl as string)
   t.teardown(async () => {
     const keys = await direct.keys(`${prefix}*`)
@@ -114,7 +121,7 @@ t.test('Redis counter: attempts the release before counted (value 1) are failure
 })
 
 t.test('Redis counter: a count that runs after its command timed out is given back', { skip }, async (t) => {
-  const { counter, proxy, direct, keyOf } = await redisCounter(t)
+  const { counter, proxy, direct, keyOf } = await redisCounter(t, { commandTimeout: STALLED_TIMEOUT_MS })
   proxy.stall()
   const attempt = newAttemptId()
   await t.rejects(counter.hit('k', attempt, 5), { message: 'Command timed out' })
@@ -126,7 +133,7 @@ t.test('Redis counter: a count that runs after its command timed out is given ba
 })
 
 t.test('Redis counter: a give-back Redis could not take is sent once the client reconnects', { skip }, async (t) => {
-  const { counter, proxy, direct, keyOf, cut } = await redisCounter(t)
+  const { counter, proxy, direct, keyOf, cut } = await redisCounter(t, { commandTimeout: STALLED_TIMEOUT_MS })
   proxy.stall()
   const attempt = newAttemptId()
   await t.rejects(counter.hit('k', attempt, 5), { message: 'Command timed out' })
