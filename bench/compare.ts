@@ -4,7 +4,8 @@
  * old, is guarded (a regression is a defect) as the median of each round's ratio; list and refresh on PostgreSQL ÷
  * on SQLite of the working tree too, with each server's CPU an answer beside the rates; sun beside Fastify's fixed body
  * too (each build ÷ it: what the host does to the route). REF is built once into
- * tmpdir()/meridian-compare/<commit>. COMPARE_ROUTES=refresh,markdown (the routes' first words) runs only those.
+ * tmpdir()/meridian-compare/<commit>. COMPARE_ROUTES=refresh,markdown (the routes' first words) runs only those;
+ * COMPARE_CONFIGURATION=image runs both builds as the image does (access lines, metrics) instead of quiet.
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
@@ -15,7 +16,7 @@ import { PLAIN_README } from '../test/support/markdown-corpus.js'
 import { type BenchRequest, benchRounds, type ChildServer, type Contender, JSON_HEADERS, log, median, medianRatesAndCpu, medianRoundRatio, pinServersAwayFromLoad, ratio, startServer, type Table } from './harness.js'
 import { FLOORS } from './floors.js'
 import { listRequest, logIn, postgresUrl, refreshRequest, sqliteUrl, staggeredOver, withServers } from './fixtures.js'
-import { startService } from './service.js'
+import { type Configuration, startService } from './service.js'
 import { sunQueries } from './sun-queries.js'
 
 const CHECKOUT = fileURLToPath(new URL('..', import.meta.url))
@@ -50,6 +51,13 @@ export function buildRelease (ref: string): { commit: string, cli: string } {
  */
 const PROCESSES_PER_BUILD = Number(process.env.COMPARE_PROCESSES ?? 3)
 
+/** Quiet, as #56 measured the builds; `image` to see what the access line and the metrics cost each build. */
+function chosenConfiguration (): Configuration {
+  const configuration = process.env.COMPARE_CONFIGURATION ?? 'quiet'
+  if (configuration !== 'quiet' && configuration !== 'image') throw new Error(`COMPARE_CONFIGURATION: quiet or image, not ${configuration}`)
+  return configuration
+}
+
 /** One process of each build on SQLite, and on PostgreSQL when there is a server. */
 interface ProcessSet {
   old: ChildServer
@@ -61,15 +69,16 @@ interface ProcessSet {
 export async function compare (table: Table, ref: string): Promise<void> {
   const { commit, cli } = buildRelease(ref)
   const release = `${ref === commit ? commit.slice(0, 7) : ref}`
+  const configuration = chosenConfiguration()
   const sets = Array.from({ length: PROCESSES_PER_BUILD }, (_, index) => index)
   // The release's CLI, then the working tree's (the default), in each set.
   const clis = sets.flatMap(() => [cli, undefined])
   const postgres = await Promise.all(clis.map(async () => await postgresUrl()))
   try {
-    const onSqlite = clis.map(async (each) => await startService('quiet', sqliteUrl(), USERS, 'exempt', { cli: each }))
+    const onSqlite = clis.map(async (each) => await startService(configuration, sqliteUrl(), USERS, 'exempt', { cli: each }))
     const withPostgres = postgres.every((database) => database !== undefined)
     const onPostgres = withPostgres
-      ? clis.map(async (each, index) => await startService('quiet', postgres[index]!.url, USERS, 'exempt', { cli: each }))
+      ? clis.map(async (each, index) => await startService(configuration, postgres[index]!.url, USERS, 'exempt', { cli: each }))
       : []
     // Fastify answering a fixed body beside sun: both builds' ratio to it says what the host does to the route.
     await withServers([startServer('fixed'), ...onSqlite, ...onPostgres], async ([fixed, ...servers]) => {
@@ -117,7 +126,7 @@ export async function compare (table: Table, ref: string): Promise<void> {
       const roundsPerSet = { ...ROUNDS, rounds: Math.ceil(ROUNDS.rounds / processSets.length) }
       for (const connections of CONNECTIONS) {
         for (const { route, contenders, postgres: onBoth } of routes.filter(({ route }) => chosen.includes(firstWord(route)))) {
-          log(`compare: ${route}, ${connections} connections, the working tree (new) and ${release} (old), quiet${onBoth === true ? ', on SQLite and on PostgreSQL' : ''}, ${processSets.length} processes of each`)
+          log(`compare: ${route}, ${connections} connections, the working tree (new) and ${release} (old), ${configuration}${onBoth === true ? ', on SQLite and on PostgreSQL' : ''}, ${processSets.length} processes of each`)
           // Each set's rounds in turn; a ratio is then the median over every round of every set.
           const rates: Record<string, number[]> = {}
           const cpuRounds: Record<string, number[]> = {}
