@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PLAIN_README } from '../test/support/markdown-corpus.js'
-import { type BenchRequest, benchRounds, type ChildServer, type Contender, JSON_HEADERS, log, median, medianRatesAndCpu, medianRoundRatio, pinServersAwayFromLoad, ratio, startServer, type Table } from './harness.js'
+import { type BenchRequest, benchRounds, type ChildServer, type Contender, JSON_HEADERS, log, median, medianRoundRatio, pinServersAwayFromLoad, ratio, roundsOverProcessSets, startServer, type Table } from './harness.js'
 import { FLOORS } from './floors.js'
 import { listRequest, logIn, postgresUrl, refreshRequest, sqliteUrl, staggeredOver, withServers } from './fixtures.js'
 import { type Configuration, startService } from './service.js'
@@ -123,18 +123,11 @@ export async function compare (table: Table, ref: string): Promise<void> {
       const chosen = process.env.COMPARE_ROUTES?.split(',').map((name) => name.trim()) ?? known
       const unknown = chosen.filter((name) => !known.includes(name))
       if (unknown.length > 0) throw new Error(`COMPARE_ROUTES: no route ${unknown.join(', ')} (${known.join(', ')})`)
-      const roundsPerSet = { ...ROUNDS, rounds: Math.ceil(ROUNDS.rounds / processSets.length) }
       for (const connections of CONNECTIONS) {
         for (const { route, contenders, postgres: onBoth } of routes.filter(({ route }) => chosen.includes(firstWord(route)))) {
           log(`compare: ${route}, ${connections} connections, the working tree (new) and ${release} (old), ${configuration}${onBoth === true ? ', on SQLite and on PostgreSQL' : ''}, ${processSets.length} processes of each`)
-          // Each set's rounds in turn; a ratio is then the median over every round of every set.
-          const rates: Record<string, number[]> = {}
-          const cpuRounds: Record<string, number[]> = {}
-          for (const set of processSets) {
-            const { rounds } = await medianRatesAndCpu(contenders(set).map((each) => ({ ...each, connections })), undefined, roundsPerSet)
-            for (const [name, values] of Object.entries(rounds.rates)) (rates[name] ??= []).push(...values)
-            for (const [name, values] of Object.entries(rounds.cpuMicrosPerAnswer)) (cpuRounds[name] ??= []).push(...values)
-          }
+          // A ratio is the median over every round of every set.
+          const { rates, cpuMicrosPerAnswer: cpuRounds } = await roundsOverProcessSets(processSets.map((set) => contenders(set).map((each) => ({ ...each, connections }))), ROUNDS)
           const cpu = (name: string): number => median(cpuRounds[name] ?? [])
           const rateRatio = (a: string, b: string): number => medianRoundRatio(rates[a] ?? [], rates[b] ?? [])
           const at = `${route}, ${connections} connections`

@@ -125,6 +125,23 @@ export interface RoundFigures {
 }
 
 /**
+ * Rounds over several processes of the same servers: each set of contenders (the same names, other processes) runs
+ * its share of the rounds in turn, and each name keeps its figures of every set. Two processes of one build differed
+ * by 18 % in CPU an answer for their whole life here (bench/compare.ts): one process a contender compares instances.
+ */
+export async function roundsOverProcessSets (sets: readonly Contender[][], rounds = benchRounds()): Promise<RoundFigures['rounds']> {
+  const perSet = { ...rounds, rounds: Math.ceil(rounds.rounds / sets.length) }
+  const rates: Record<string, number[]> = {}
+  const cpuMicrosPerAnswer: Record<string, number[]> = {}
+  for (const set of sets) {
+    const { rounds: figures } = await alternatingRounds(set, perSet)
+    for (const [name, values] of Object.entries(figures.rates)) (rates[name] ??= []).push(...values)
+    for (const [name, values] of Object.entries(figures.cpuMicrosPerAnswer)) (cpuMicrosPerAnswer[name] ??= []).push(...values)
+  }
+  return { rates, cpuMicrosPerAnswer }
+}
+
+/**
  * The median over the rounds of `a`'s figure ÷ `b`'s in the same round. Neighbours in time share the host's mood,
  * which here moves a server's figure from one round to the next by up to half: the ratio of medians carries that
  * drift, the median of each round's ratio does not.

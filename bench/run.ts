@@ -23,7 +23,7 @@ import { FLOORS } from './floors.js'
 import { sunQueries } from './sun-queries.js'
 import {
   type BenchRequest, type ChildServer, JSON_HEADERS, load, log, median, medianRates, medianRatesAndCpu, ms, percent, percentile, probeLiveness, ratio,
-  pinServersAwayFromLoad, medianRoundRatio, startServer, Table, times
+  pinServersAwayFromLoad, medianRoundRatio, roundsOverProcessSets, startServer, Table, times
 } from './harness.js'
 import { BENCH_USER } from './servers.js'
 import { BENCH_REQUESTS_PER_DAY, CLI, type Configuration, EXEMPT_CLIENT, freePort, startService } from './service.js'
@@ -85,16 +85,22 @@ const LIMITED_CLIENT = '10.0.0.2'
 const HALF_USED_CLIENT = '10.0.0.3'
 const DAY_MS = 86_400_000
 
+/** Processes of each configuration in the sun part, each round on one set in turn (bench/harness.ts, roundsOverProcessSets). */
+const SUN_PROCESSES = 3
+
 async function sun (): Promise<void> {
   const requests = sunQueries()
-  await withServers([startService('image', sqliteUrl()), startService('quiet', sqliteUrl()), startServer('fixed'), startServer('fixed-logged'), startServer('bare-sun')],
+  const services = Array.from({ length: SUN_PROCESSES }, () => [startService('image', sqliteUrl()), startService('quiet', sqliteUrl())]).flat()
+  await withServers([startServer('fixed'), startServer('fixed-logged'), startServer('bare-sun'), ...services],
     async (servers) => {
-      const [image, quiet, fixed, fixedLogged, bare] = servers
+      const [fixed, fixedLogged, bare, ...imageAndQuiet] = servers
       pinServersAwayFromLoad(servers)
-      log('sun: the service as the image runs it, quiet, Fastify with a fixed body without and with its logger, node:http with the searches (32 connections, as issue #56 measured; the servers on one core, the load on the other)')
+      log(`sun: the service as the image runs it, quiet (${SUN_PROCESSES} processes of each), Fastify with a fixed body without and with its logger, node:http with the searches (32 connections, as issue #56 measured; the servers on one core, the load on the other)`)
       const staggered = staggeredOver(requests)
-      const { rounds } = await medianRatesAndCpu(([['image', image], ['quiet', quiet], ['fixed', fixed], ['fixed, logger at info', fixedLogged], ['searches', bare]] as const)
-        .map(([name, server]) => ({ name, url: server?.url ?? '', requests, connections: 32, setupClient: staggered })))
+      const sets = Array.from({ length: SUN_PROCESSES }, (_, set) =>
+        ([['image', imageAndQuiet[2 * set]], ['quiet', imageAndQuiet[2 * set + 1]], ['fixed', fixed], ['fixed, logger at info', fixedLogged], ['searches', bare]] as const)
+          .map(([name, server]) => ({ name, url: server?.url ?? '', pid: server?.child.pid, requests, connections: 32, setupClient: staggered })))
+      const rounds = await roundsOverProcessSets(sets)
       // Each ratio is the median of the rounds' own (bench/harness.ts, medianRoundRatio).
       const over = (a: string, b: string): number => medianRoundRatio(rounds.rates[a] ?? [], rounds.rates[b] ?? [])
       table.guard('sun: image ÷ quiet', over('image', 'quiet'), FLOORS.imageVsQuiet, ratio)
@@ -103,6 +109,8 @@ async function sun (): Promise<void> {
       table.note('sun: Fastify fixed body, logger at info ÷ no logger', ratio(over('fixed, logger at info', 'fixed')))
       table.guard('sun: quiet ÷ Fastify fixed body, no logger', over('quiet', 'fixed'), FLOORS.sunVsFixedBody, ratio)
       table.guard('sun: quiet ÷ bare searches', over('quiet', 'searches'), FLOORS.sunVsBareSearches, times)
+      const cpu = (name: string): string => median(rounds.cpuMicrosPerAnswer[name] ?? []).toFixed(1)
+      table.note('sun: CPU an answer, image ÷ quiet', `${cpu('image')} ÷ ${cpu('quiet')} µs`)
     })
 }
 
