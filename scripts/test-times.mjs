@@ -19,14 +19,15 @@ const source = (name) => name
   .replace(/^\.test-build\/processes\/\d-shared\/(.*)\.test\.js$/, 'test/$1/ (its files in one process)')
   .replace(/^\.test-build\/processes\/\d-under-load\/.*$/, 'the files under load (one after the other, in one process)')
   .replace(/^\.test-build\/(?:processes\/\d-\w+\/)?(.*)\.js$/, '$1.ts')
-// A failed point's diagnosis is the YAML block under it, two spaces further in ("---" to "...").
+// A failed point's diagnosis is the YAML block right under it, two spaces further in ("---" to "...").
 const failedPoint = /^( *)not ok \d+ - (.*?)(?: # time=[\d.]+ms)?$/
 const subtest = /^( *)# Subtest: (.*)$/
 const files = []
 const subtests = []
 const failures = []
+// The subtests the current line is in, the test process first: a level is four spaces.
 const path = []
-let file = '?'
+let failedOnLineBefore = null
 let diagnosis = null
 for (const line of text.split('\n')) {
   if (diagnosis !== null) {
@@ -34,25 +35,26 @@ for (const line of text.split('\n')) {
     if (line.trim() === '...' || diagnosis.lines.length > 40) diagnosis = null
     continue
   }
+  if (failedOnLineBefore !== null && line.trim() === '---') {
+    diagnosis = failedOnLineBefore
+    diagnosis.lines.push('---')
+    failedOnLineBefore = null
+    continue
+  }
+  failedOnLineBefore = null
   const opened = subtest.exec(line)
   if (opened !== null) path.splice(opened[1].length / 4, Infinity, opened[2])
   const failed = failedPoint.exec(line)
   if (failed !== null) {
-    const depth = failed[1].length / 4
-    const where = path.slice(0, depth).map(source)
-    failures.push({ name: [...where, source(failed[2])].join(' > '), indent: failed[1].length + 2, lines: [] })
+    const where = path.slice(0, failed[1].length / 4).map(source)
+    failedOnLineBefore = { name: [...where, source(failed[2])].join(' > '), indent: failed[1].length + 2, lines: [] }
+    failures.push(failedOnLineBefore)
   }
-  if (line.trim() === '---' && failures.length > 0 && failures.at(-1).lines.length === 0) {
-    diagnosis = failures.at(-1)
-    diagnosis.lines.push(line.slice(diagnosis.indent))
-    continue
-  }
-  if (line.startsWith('# Subtest: ')) file = source(line.slice('# Subtest: '.length))
   const match = point.exec(line)
   if (match === null) continue
   const [, indent, name, ms] = match
   if (indent === '') files.push({ name: source(name), seconds: Number(ms) / 1000 })
-  else if (indent === '    ') subtests.push({ name: `${file} > ${name}`, seconds: Number(ms) / 1000 })
+  else if (indent === '    ') subtests.push({ name: `${source(path[0] ?? '?')} > ${name}`, seconds: Number(ms) / 1000 })
 }
 
 const table = (title, rows) => {
